@@ -323,17 +323,19 @@ class BaseAttention(keras.layers.Layer):
         return [previous_mask, None]
 
     def compute_output_shape(self, query_shape, value_shape, key_shape=None):
-        query_shape, value_shape, _ = self._validate_shapes(
+        query_shape, value_shape, key_shape = self._validate_shapes(
             query_shape, value_shape, key_shape
         )
+        known = [
+            s[0] for s in (query_shape, value_shape, key_shape) if s[0] is not None
+        ]
+        batch = known[0] if known else None
+        source = value_shape[1] if value_shape[1] is not None else key_shape[1]
         if len(query_shape) == 2:
-            return (
-                (query_shape[0], value_shape[-1]),
-                (query_shape[0], value_shape[1]),
-            )
+            return ((batch, value_shape[-1]), (batch, source))
         return (
-            (query_shape[0], query_shape[1], value_shape[-1]),
-            (query_shape[0], query_shape[1], value_shape[1]),
+            (batch, query_shape[1], value_shape[-1]),
+            (batch, query_shape[1], source),
         )
 
     def compute_output_spec(

@@ -1,0 +1,557 @@
+"""Tests of the three core attention layers against numpy references."""
+
+import keras
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import settings
+from hypothesis import strategies as st
+from keras import ops
+
+import keras_attention
+from keras_attention import AdditiveAttention
+from keras_attention import DotAttention
+from keras_attention import MultiplicativeAttention
+
+LAYERS = {
+    "dot": lambda **kw: DotAttention(**kw),
+    "dot_scaled": lambda **kw: DotAttention(
+        use_scale=True, scale_by_dim=True, **kw
+    ),
+    "multiplicative": lambda **kw: MultiplicativeAttention(**kw),
+    "multiplicative_scaled": lambda **kw: MultiplicativeAttention(
+        use_scale=True, **kw
+    ),
+    "additive": lambda **kw: AdditiveAttention(units=5, **kw),
+    "additive_normed": lambda **kw: AdditiveAttention(
+        units=5, normalize=True, use_bias=True, **kw
+    ),
+}
+BASIC = ["dot", "multiplicative", "additive"]
+
+
+# ----------------------------------------------------------------------------
+# Independent numpy references, using the layer's own weights.
+def np_softmax(x, mask=None):
+    x = x.astype(np.float64)
+    if mask is not None:
+        x = np.where(mask, x, -np.inf)
+    m = np.max(x, axis=-1, keepdims=True)
+    m = np.where(np.isfinite(m), m, 0.0)
+    e = np.exp(x - m)
+    if mask is not None:
+        e = np.where(mask, e, 0.0)
+    s = e.sum(-1, keepdims=True)
+    return np.where(s > 0, e / np.where(s > 0, s, 1.0), 0.0)
+
+
+def np_scores(layer, q, k):
+    """Scores (b, Tq, S) of rank-3 queries, computed element by element."""
+    b, tq, _ = q.shape
+    s = k.shape[1]
+    out = np.zeros((b, tq, s))
+    weights = {w.path.split("/")[-1]: np.asarray(w, np.float64) for w in layer.weights}
+    for n in range(b):
+        for i in range(tq):
+            for j in range(s):
+                qi = q[n, i].astype(np.float64)
+                kj = k[n, j].astype(np.float64)
+                if isinstance(layer, DotAttention):
+                    e = qi @ kj
+                    if layer.use_scale:
+                        e *= weights["scale"]
+                    if layer.scale_by_dim:
+                        e /= np.sqrt(k.shape[-1])
+                elif isinstance(layer, MultiplicativeAttention):
+                    e = qi @ weights["kernel"] @ kj
+                    if layer.use_scale:
+                        e *= weights["scale"]
+                else:
+                    hidden = kj @ weights["key_kernel"] + qi @ weights["query_kernel"]
+                    if layer.use_bias:
+                        hidden = hidden + weights["bias"]
+                    v = weights["score_kernel"]
+                    if layer.normalize:
+                        v = weights["score_gain"] * v / np.linalg.norm(v)
+                    e = v @ np.tanh(hidden)
+                out[n, i, j] = e
+    return out
+
+
+def np_attention(layer, q, v, k=None, value_mask=None, query_mask=None, causal=False):
+    k = v if k is None else k
+    single = q.ndim == 2
+    if single:
+        q = q[:, None]
+        if query_mask is not None:
+            query_mask = query_mask[:, None]
+    scores = np_scores(layer, q, k)
+    mask = np.ones(scores.shape, bool)
+    if value_mask is not None:
+        mask &= value_mask[:, None, :]
+    if causal:
+        mask &= np.tril(np.ones(scores.shape[1:], bool))[None]
+    w = np_softmax(scores, mask)
+    if query_mask is not None:
+        w = w * query_mask[..., None]
+    c = w @ v.astype(np.float64)
+    if single:
+        return c[:, 0], w[:, 0]
+    return c, w
+
+
+def rand(*shape, seed=0):
+    return np.random.default_rng(seed).normal(size=shape).astype("float32")
+
+
+# ----------------------------------------------------------------------------
+@pytest.mark.parametrize("name", list(LAYERS))
+@pytest.mark.parametrize("rank", [2, 3])
+@pytest.mark.parametrize("masked", [False, True])
+def test_matches_numpy_reference(name, rank, masked):
+    layer = LAYERS[name]()
+    dq = 4
+    dk = 4 if name.startswith("dot") else 6
+    q = rand(3, 2, dq, seed=1) if rank == 3 else rand(3, dq, seed=1)
+    k = rand(3, 5, dk, seed=2)
+    v = rand(3, 5, 3, seed=3)
+    value_mask = query_mask = None
+    if masked:
+        value_mask = np.array(
+            [[1, 1, 1, 0, 0], [1, 0, 1, 0, 1], [0, 0, 0, 0, 0]], bool
+        )
+        query_mask = (
+            np.array([[1, 0], [1, 1], [1, 1]], bool)
+            if rank == 3
+            else np.array([1, 0, 1], bool)
+        )
+    context, weights = layer(
+        q, v, key=k, value_mask=value_mask, query_mask=query_mask
+    )
+    if name.startswith("additive") and layer.use_bias:
+        # A non-zero bias so that the reference really exercises it.
+        layer.bias.assign(np.linspace(-1, 1, layer.units).astype("float32"))
+        context, weights = layer(
+            q, v, key=k, value_mask=value_mask, query_mask=query_mask
+        )
+    ref_c, ref_w = np_attention(
+        layer, q, v, k, value_mask=value_mask, query_mask=query_mask
+    )
+    np.testing.assert_allclose(np.asarray(weights), ref_w, atol=1e-5)
+    np.testing.assert_allclose(np.asarray(context), ref_c, atol=1e-5)
+
+
+def test_hand_computed_dot_case():
+    # One query [1, 0], keys [1, 0] and [0, 1]: scores 1 and 0.
+    q = np.array([[[1.0, 0.0]]], "float32")
+    k = np.array([[[1.0, 0.0], [0.0, 1.0]]], "float32")
+    v = np.array([[[10.0], [20.0]]], "float32")
+    context, weights = DotAttention()(q, v, key=k)
+    e = np.exp(1.0)
+    expected_w = np.array([e / (e + 1), 1 / (e + 1)])
+    np.testing.assert_allclose(np.asarray(weights)[0, 0], expected_w, rtol=1e-6)
+    np.testing.assert_allclose(
+        np.asarray(context)[0, 0, 0], 10 * expected_w[0] + 20 * expected_w[1], rtol=1e-6
+    )
+
+
+def test_hand_computed_additive_case():
+    layer = AdditiveAttention(units=1, use_bias=False)
+    layer.build((1, 1, 1), (1, 2, 1))
+    layer.key_kernel.assign([[1.0]])
+    layer.query_kernel.assign([[2.0]])
+    layer.score_kernel.assign([3.0])
+    q = np.array([[[0.5]]], "float32")
+    v = np.array([[[1.0], [-1.0]]], "float32")
+    _, weights = layer(q, v)
+    # e_j = 3 * tanh(k_j + 2 * 0.5): 3 tanh(2) and 3 tanh(0) = 0.
+    e0 = 3 * np.tanh(2.0)
+    expected = np.exp([e0, 0.0]) / np.exp([e0, 0.0]).sum()
+    np.testing.assert_allclose(np.asarray(weights)[0, 0], expected, rtol=1e-6)
+
+
+def test_dot_with_fixed_scale_is_scaled_dot_product():
+    q, v = rand(2, 3, 8, seed=4), rand(2, 6, 8, seed=5)
+    _, w = DotAttention(scale_by_dim=True)(q, v)
+    ref = np_softmax(np.einsum("bqd,bsd->bqs", q, v) / np.sqrt(8))
+    np.testing.assert_allclose(np.asarray(w), ref, atol=1e-6)
+
+
+@pytest.mark.parametrize("name", BASIC)
+def test_causal_mask(name):
+    layer = LAYERS[name]()
+    x = rand(2, 4, 4, seed=6)
+    context, weights = layer(x, x, use_causal_mask=True)
+    w = np.asarray(weights)
+    assert np.all(np.triu(w, k=1) == 0.0)
+    ref_c, ref_w = np_attention(layer, x, x, causal=True)
+    np.testing.assert_allclose(w, ref_w, atol=1e-5)
+    np.testing.assert_allclose(np.asarray(context), ref_c, atol=1e-5)
+
+
+@pytest.mark.parametrize("name", BASIC)
+def test_dropout_only_in_training(name):
+    layer = LAYERS[name](dropout=0.5, seed=3)
+    q, v = rand(4, 6, 4, seed=7), rand(4, 8, 4, seed=8)
+    c1, w1 = layer(q, v, training=False)
+    c2, w2 = layer(q, v, training=False)
+    np.testing.assert_array_equal(np.asarray(c1), np.asarray(c2))
+    c3, w3 = layer(q, v, training=True)
+    assert not np.allclose(np.asarray(c1), np.asarray(c3))
+    # Returned weights are the attention distribution, before dropout.
+    np.testing.assert_allclose(np.asarray(w3), np.asarray(w1), atol=1e-6)
+
+
+# ----------------------------------------------------------------------------
+# Property tests.
+@st.composite
+def attention_case(draw):
+    b = draw(st.integers(1, 3))
+    tq = draw(st.integers(1, 4))
+    s = draw(st.integers(1, 6))
+    d = draw(st.integers(1, 5))
+    scale = draw(st.sampled_from([1e-3, 1.0, 30.0]))
+    seed = draw(st.integers(0, 2**16))
+    rng = np.random.default_rng(seed)
+    q = (rng.normal(size=(b, tq, d)) * scale).astype("float32")
+    v = (rng.normal(size=(b, s, d)) * scale).astype("float32")
+    mask = rng.random((b, s)) < draw(st.sampled_from([0.0, 0.5, 1.0]))
+    return q, v, mask
+
+
+@pytest.mark.parametrize("name", BASIC)
+@settings(max_examples=15, deadline=None)
+@given(case=attention_case())
+def test_weight_properties(name, case):
+    q, v, mask = case
+    layer = LAYERS[name]()
+    context, weights = layer(q, v, value_mask=mask)
+    w = np.asarray(weights)
+    c = np.asarray(context)
+    assert np.all(np.isfinite(w)) and np.all(np.isfinite(c))
+    assert np.all(w >= 0)
+    # Masked keys get exactly zero weight.
+    assert np.all(w[np.broadcast_to(~mask[:, None, :], w.shape)] == 0.0)
+    sums = w.sum(-1)
+    any_kept = mask.any(-1)
+    np.testing.assert_allclose(sums[any_kept], 1.0, atol=1e-5)
+    # All-masked rows: zero weights and a zero context.
+    assert np.all(w[~any_kept] == 0.0)
+    assert np.all(c[~any_kept] == 0.0)
+
+
+@pytest.mark.parametrize("name", BASIC)
+@settings(max_examples=8, deadline=None)
+@given(case=attention_case())
+def test_gradients_finite(name, case):
+    import tensorflow as tf
+
+    q, v, mask = case
+    layer = LAYERS[name]()
+    q_t, v_t = tf.constant(q), tf.constant(v)
+    with tf.GradientTape() as tape:
+        tape.watch([q_t, v_t])
+        context, weights = layer(q_t, v_t, value_mask=mask)
+        loss = tf.reduce_sum(context**2) + tf.reduce_sum(weights)
+    grads = tape.gradient(loss, [q_t, v_t] + layer.trainable_weights)
+    for g in grads:
+        assert g is not None
+        assert np.all(np.isfinite(np.asarray(g)))
+
+
+pytestmark_tf = pytest.mark.tf_only
+test_gradients_finite = pytestmark_tf(test_gradients_finite)
+
+
+@pytest.mark.parametrize("name", BASIC)
+def test_all_masked_gradients_are_zero_not_nan(name):
+    import tensorflow as tf
+
+    if keras.backend.backend() != "tensorflow":
+        pytest.skip("uses tf.GradientTape")
+    layer = LAYERS[name]()
+    q = tf.constant(rand(2, 3, 4, seed=9) * 1e4)
+    v = tf.constant(rand(2, 5, 4, seed=10) * 1e4)
+    mask = np.zeros((2, 5), bool)
+    with tf.GradientTape() as tape:
+        tape.watch([q, v])
+        context, _ = layer(q, v, value_mask=mask)
+        loss = tf.reduce_sum(context)
+    gq, gv = tape.gradient(loss, [q, v])
+    assert np.all(np.asarray(gq) == 0.0) and np.all(np.asarray(gv) == 0.0)
+
+
+# ----------------------------------------------------------------------------
+# Masks, shapes and composition with Keras RNNs.
+def encoder_decoder(name, vocab=20, dim=8):
+    src = keras.Input((None,), dtype="int32", name="source")
+    tgt = keras.Input((None,), dtype="int32", name="target")
+    x = keras.layers.Embedding(vocab, dim, mask_zero=True)(src)
+    enc, h, c = keras.layers.LSTM(dim, return_sequences=True, return_state=True)(x)
+    y = keras.layers.Embedding(vocab, dim, mask_zero=True)(tgt)
+    dec = keras.layers.LSTM(dim, return_sequences=True)(y, initial_state=[h, c])
+    context, weights = LAYERS[name]()(dec, enc)
+    hidden = keras.layers.Concatenate()([context, dec])
+    logits = keras.layers.Dense(vocab)(hidden)
+    return keras.Model([src, tgt], [logits, weights])
+
+
+@pytest.mark.parametrize("name", BASIC)
+def test_keras_mask_propagates_from_embedding(name):
+    model = encoder_decoder(name)
+    src = np.array([[3, 4, 5, 0, 0], [6, 7, 0, 0, 0]])
+    tgt = np.array([[1, 2, 3], [4, 0, 0]])
+    _, weights = model([src, tgt])
+    w = np.asarray(weights)
+    assert np.all(w[0, :, 3:] == 0.0)
+    assert np.all(w[1, :, 2:] == 0.0)
+    np.testing.assert_allclose(w[0].sum(-1), 1.0, atol=1e-6)
+    # Padded target steps (query mask) give zero weights.
+    assert np.all(w[1, 1:] == 0.0)
+
+
+@pytest.mark.parametrize("name", BASIC)
+def test_compute_mask_passes_query_mask_to_context(name):
+    q = keras.Input((None, 4))
+    v = keras.Input((None, 4))
+    layer = LAYERS[name]()
+    query_mask = np.array([[True, False, True]])
+    qt = ops.convert_to_tensor(rand(1, 3, 4))
+    vt = ops.convert_to_tensor(rand(1, 5, 4))
+    mask = layer.compute_mask(qt, ops.convert_to_tensor(query_mask))
+    np.testing.assert_array_equal(np.asarray(mask[0]), query_mask)
+    assert mask[1] is None
+    assert layer.compute_mask(qt, None) is None
+    del q, v, vt
+
+
+@pytest.mark.parametrize("name", list(LAYERS))
+def test_symbolic_shapes_with_different_lengths(name):
+    dk = 4 if name.startswith("dot") else 7
+    q = keras.Input((3, 4), batch_size=2)
+    v = keras.Input((11, 6), batch_size=2)
+    k = keras.Input((11, dk), batch_size=2)
+    context, weights = LAYERS[name]()(q, v, key=k)
+    assert tuple(context.shape) == (2, 3, 6)
+    assert tuple(weights.shape) == (2, 3, 11)
+    q2 = keras.Input((4,))
+    context, weights = LAYERS[name]()(q2, v, key=k)
+    assert tuple(context.shape) == (2, 6)
+    assert tuple(weights.shape) == (2, 11)
+    layer = LAYERS[name]()
+    assert layer.compute_output_shape((2, 3, 4), (2, 11, 6), (2, 11, dk)) == (
+        (2, 3, 6),
+        (2, 3, 11),
+    )
+
+
+@pytest.mark.parametrize("name", BASIC)
+def test_eager_output_matches_symbolic_shape(name):
+    layer = LAYERS[name]()
+    q, v = rand(2, 3, 4), rand(2, 9, 4)
+    context, weights = layer(q, v)
+    assert tuple(context.shape) == (2, 3, 4)
+    assert tuple(weights.shape) == (2, 3, 9)
+
+
+@pytest.mark.parametrize("name", BASIC)
+def test_one_fit_step_of_encoder_decoder(name):
+    model = encoder_decoder(name)
+    train = keras.Model(model.inputs, model.outputs[0])
+    train.compile(
+        optimizer="adam",
+        loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+    )
+    rng = np.random.default_rng(0)
+    src = rng.integers(1, 20, size=(8, 6))
+    tgt = rng.integers(1, 20, size=(8, 4))
+    before = [np.array(w) for w in train.trainable_weights]
+    history = train.fit([src, tgt], tgt, epochs=1, batch_size=4, verbose=0)
+    assert np.isfinite(history.history["loss"][0])
+    after = [np.array(w) for w in train.trainable_weights]
+    assert any(not np.allclose(a, b) for a, b in zip(before, after))
+
+
+# ----------------------------------------------------------------------------
+# Serialization.
+@pytest.mark.parametrize("name", list(LAYERS))
+def test_config_round_trip(name):
+    layer = LAYERS[name](dropout=0.25, seed=7, name="attn")
+    config = layer.get_config()
+    clone = layer.__class__.from_config(config)
+    assert clone.get_config() == config
+    assert config["seed"] == 7 and config["dropout"] == 0.25
+    serialized = keras.saving.serialize_keras_object(layer)
+    # Registered under the package name, so loading needs no custom_objects.
+    assert serialized["registered_name"] == f"keras_attention>{type(layer).__name__}"
+    restored = keras.saving.deserialize_keras_object(serialized)
+    assert type(restored) is type(layer)
+
+
+@pytest.mark.parametrize("name", BASIC)
+def test_keras_file_round_trip_safe_mode(name, tmp_path):
+    model = encoder_decoder(name)
+    src = np.array([[3, 4, 5, 0], [6, 7, 8, 9]])
+    tgt = np.array([[1, 2, 3], [4, 5, 0]])
+    expected = [np.asarray(x) for x in model([src, tgt])]
+    path = tmp_path / "model.keras"
+    model.save(path)
+    loaded = keras.models.load_model(path, safe_mode=True)
+    got = [np.asarray(x) for x in loaded([src, tgt])]
+    for e, g in zip(expected, got):
+        np.testing.assert_allclose(g, e, atol=1e-6)
+
+
+FRESH_PROCESS = r"""
+import sys, json
+import numpy as np
+import tensorflow as tf
+obj = tf.saved_model.load(sys.argv[1])
+data = np.load(sys.argv[2])
+out = obj.serve([tf.constant(data["src"]), tf.constant(data["tgt"])])
+assert "keras_attention" not in sys.modules
+np.savez(sys.argv[3], *[np.asarray(o) for o in out])
+"""
+
+
+@pytest.mark.tf_only
+@pytest.mark.parametrize("name", BASIC)
+def test_saved_model_in_fresh_process(name, tmp_path):
+    import subprocess
+    import sys
+
+    model = encoder_decoder(name)
+    src = np.array([[3, 4, 5, 0], [6, 7, 8, 9]], "int32")
+    tgt = np.array([[1, 2, 3], [4, 5, 0]], "int32")
+    expected = [np.asarray(x) for x in model([src, tgt])]
+    export_dir = tmp_path / "saved"
+    model.export(str(export_dir), format="tf_saved_model", verbose=False)
+    np.savez(tmp_path / "in.npz", src=src, tgt=tgt)
+    script = tmp_path / "load.py"
+    script.write_text(FRESH_PROCESS)
+    subprocess.run(
+        [
+            sys.executable,
+            str(script),
+            str(export_dir),
+            str(tmp_path / "in.npz"),
+            str(tmp_path / "out.npz"),
+        ],
+        check=True,
+        cwd=tmp_path,  # the repository (and keras_attention) is not on the path
+        timeout=240,
+    )
+    out = np.load(tmp_path / "out.npz")
+    got = [out[f"arr_{i}"] for i in range(len(expected))]
+    for e, g in zip(expected, got):
+        np.testing.assert_allclose(g, e, atol=1e-5)
+
+
+# ----------------------------------------------------------------------------
+# Mixed precision.
+@pytest.mark.parametrize("name", BASIC)
+@pytest.mark.parametrize("policy", ["mixed_float16", "mixed_bfloat16"])
+def test_mixed_precision(name, policy):
+    keras.config.set_dtype_policy(policy)
+    layer = LAYERS[name]()
+    compute = "float16" if policy == "mixed_float16" else "bfloat16"
+    q = rand(2, 3, 4, seed=11) * 1e4  # large: float16 dot products overflow
+    v = rand(2, 5, 4, seed=12) * 1e4
+    mask = np.array([[1, 1, 0, 0, 0], [0, 0, 0, 0, 0]], bool)
+    context, weights = layer(q, v, value_mask=mask)
+    assert keras.backend.standardize_dtype(context.dtype) == compute
+    assert keras.backend.standardize_dtype(weights.dtype) == compute
+    assert all(w.dtype == "float32" for w in layer.weights)
+    w = np.asarray(ops.cast(weights, "float32"))
+    c = np.asarray(ops.cast(context, "float32"))
+    assert np.all(np.isfinite(w)) and np.all(np.isfinite(c))
+    np.testing.assert_allclose(w[0].sum(-1), 1.0, atol=1e-2)
+    assert np.all(w[1] == 0)
+
+
+@pytest.mark.parametrize("name", BASIC)
+def test_mixed_float16_fit_is_finite(name):
+    keras.config.set_dtype_policy("mixed_float16")
+    model = encoder_decoder(name)
+    train = keras.Model(model.inputs, model.outputs[0])
+    train.compile(
+        optimizer="adam",
+        loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+    )
+    rng = np.random.default_rng(1)
+    src = rng.integers(0, 20, size=(8, 6))
+    tgt = rng.integers(1, 20, size=(8, 4))
+    history = train.fit([src, tgt], tgt, epochs=1, batch_size=4, verbose=0)
+    assert np.isfinite(history.history["loss"][0])
+
+
+# ----------------------------------------------------------------------------
+# Bad input.
+def test_dot_needs_equal_query_and_key_sizes():
+    with pytest.raises(ValueError, match=r"query.shape=\(2, 3, 4\).*key.shape=\(2, 5, 6\)"):
+        DotAttention()(rand(2, 3, 4), rand(2, 5, 6))
+
+
+@pytest.mark.parametrize("name", BASIC)
+@pytest.mark.parametrize(
+    "q_shape, v_shape, k_shape, pattern",
+    [
+        ((2, 3, 4, 1), (2, 5, 4), None, r"`query` must have rank 2 .* query.shape=\(2, 3, 4, 1\)"),
+        ((2, 3, 4), (2, 5), None, r"`value` must have rank 3 .* value.shape=\(2, 5\)"),
+        ((2, 3, 4), (3, 5, 4), None, r"same batch size.*query.shape=\(2, 3, 4\).*value.shape=\(3, 5, 4\)"),
+        ((2, 3, 4), (2, 5, 4), (2, 6, 4), r"same number of source positions.*key.shape=\(2, 6, 4\).*value.shape=\(2, 5, 4\)"),
+        ((2, 3, 4), (2, 5, 4), (2, 5), r"`key` must have rank 3 .* key.shape=\(2, 5\)"),
+    ],
+)
+def test_bad_shapes(name, q_shape, v_shape, k_shape, pattern):
+    layer = LAYERS[name]()
+    k = None if k_shape is None else rand(*k_shape)
+    with pytest.raises(ValueError, match=pattern):
+        layer(rand(*q_shape), rand(*v_shape), key=k)
+
+
+@pytest.mark.parametrize("name", BASIC)
+def test_bad_shapes_symbolic(name):
+    with pytest.raises(ValueError, match=r"same batch size"):
+        LAYERS[name]()(
+            keras.Input((3, 4), batch_size=2), keras.Input((5, 4), batch_size=3)
+        )
+
+
+@pytest.mark.parametrize("name", BASIC)
+@pytest.mark.parametrize(
+    "arg, mask_shape, expected",
+    [
+        ("value_mask", (2, 4), r"`value_mask` must have shape \(2, 5\). Received: value_mask.shape=\(2, 4\)"),
+        ("value_mask", (2, 5, 1), r"`value_mask` must have shape \(2, 5\). Received: value_mask.shape=\(2, 5, 1\)"),
+        ("query_mask", (2, 5), r"`query_mask` must have shape \(2, 3\). Received: query_mask.shape=\(2, 5\)"),
+    ],
+)
+def test_bad_mask_shapes(name, arg, mask_shape, expected):
+    layer = LAYERS[name]()
+    with pytest.raises(ValueError, match=expected):
+        layer(rand(2, 3, 4), rand(2, 5, 4), **{arg: np.ones(mask_shape, bool)})
+
+
+@pytest.mark.parametrize("name", BASIC)
+def test_integer_query_rejected(name):
+    with pytest.raises(ValueError, match=r"`query` must be a floating point tensor. Received: query.dtype=int"):
+        LAYERS[name]()(np.ones((2, 3, 4), "int32"), rand(2, 5, 4))
+
+
+@pytest.mark.parametrize("units", [0, -3, 2.5, None, True])
+def test_additive_units_must_be_positive_int(units):
+    with pytest.raises(ValueError, match=r"`units` must be a positive integer. Received: units="):
+        AdditiveAttention(units=units)
+
+
+@pytest.mark.parametrize("dropout", [-0.1, 1.0, 2])
+def test_dropout_range(dropout):
+    with pytest.raises(ValueError, match="`dropout` must be in"):
+        DotAttention(dropout=dropout)
+
+
+def test_public_api():
+    assert keras_attention.__version__
+    for name in ("DotAttention", "MultiplicativeAttention", "AdditiveAttention"):
+        assert hasattr(keras_attention, name)
