@@ -1,0 +1,367 @@
+"""Runs an `AttentionWrapper` over a whole target sequence."""
+
+import keras
+from keras import ops
+from keras import tree
+
+from keras_attention.attention_wrapper import AttentionWrapper
+from keras_attention.base_attention import _shape_str
+
+
+def _dropout_cells(cell):
+    """The cells of `cell` (recursing into stacks) that cache dropout masks."""
+    if isinstance(cell, keras.layers.StackedRNNCells):
+        return [c for sub in cell.cells for c in _dropout_cells(sub)]
+    if hasattr(cell, "get_dropout_mask") and hasattr(
+        cell, "reset_dropout_mask"
+    ):
+        return [cell]
+    return []
+
+
+def _prepare_dropout_masks(cell, cell_inputs, cell_state):
+    """Creates the cells' dropout masks before the loop, as `keras.layers.RNN`.
+
+    A Keras cell draws its dropout masks on its first call and reuses them
+    at every step; drawing them inside the loop would leak loop tensors (and
+    break JAX's pure loops), so they are drawn here, once per call.
+    """
+    if isinstance(cell, keras.layers.StackedRNNCells):
+        inputs = cell_inputs
+        for sub, state in zip(cell.cells, cell_state):
+            _prepare_dropout_masks(sub, inputs, state)
+            state = list(state) if tree.is_nested(state) else [state]
+            inputs, _ = sub(inputs, state)
+        return
+    if hasattr(cell, "get_dropout_mask"):
+        cell.get_dropout_mask(cell_inputs)
+        first = tree.flatten(cell_state)[0]
+        cell.get_recurrent_dropout_mask(first)
+
+
+@keras.saving.register_keras_serializable(package="keras_attention")
+class AttentionRNN(keras.layers.Layer):
+    """Runs an `AttentionWrapper` over a target sequence, like `keras.layers.RNN`.
+
+    For target inputs `x_1..x_T` (e.g. embeddings of the previous target
+    tokens under teacher forcing) and a memory `h_1..h_S`, it computes, for
+    `t = 1..T`,
+
+        output_t, state_t, alpha_t = wrapper.step(x_t, state_{t-1})
+
+    starting from `wrapper.get_initial_state(memory, memory_mask,
+    initial_state)` (the memory's keys are projected once per call), and
+    returns the outputs, the alignment history `alpha` and, on request, the
+    final state. See `AttentionWrapper` for the Luong (input feeding) and
+    Bahdanau wirings.
+
+    Masks: at a target step whose `inputs_mask` is `False` (a padded step)
+    the state is carried over unchanged and the output and the weights are
+    zeros; the output sequence carries the Keras mask of `inputs`, so Keras
+    losses ignore those steps. Source positions whose `memory_mask` is
+    `False` get zero weight. Both masks are filled in from Keras masks
+    (`Embedding(mask_zero=True)`, and RNN encoders propagate it).
+
+    The loop is `keras.ops.scan`, so the layer runs on the TensorFlow, JAX
+    and PyTorch backends and trains with `model.fit`. The sequence mode
+    (a `keras.layers.LSTM` then an attention layer over all steps) is
+    faster when no input feeding is needed: it keeps the RNN a single fused
+    (cuDNN) layer and batches all attention products.
+
+    Reference:
+        - [Luong et al., 2015](https://arxiv.org/abs/1508.04025)
+        - [Bahdanau et al., 2014](https://arxiv.org/abs/1409.0473)
+
+    Args:
+        wrapper: An `AttentionWrapper`.
+        return_state: If `True`, also returns the final state. Defaults to
+            `False`.
+        **kwargs: Base layer keyword arguments, such as `name` and `dtype`.
+
+    Call arguments:
+        inputs: `(batch_size, T, E)` target inputs.
+        memory: `(batch_size, S, D)` memory (encoder outputs).
+        initial_state: Optional initial cell state, e.g. the encoder's final
+            state `[h, c]`, in the structure of the cell state. Defaults to
+            the cell's zero state.
+        inputs_mask: Optional boolean `(batch_size, T)`; filled in from the
+            Keras mask of `inputs`.
+        memory_mask: Optional boolean `(batch_size, S)`; filled in from the
+            Keras mask of `memory`.
+        training: Python boolean, whether dropout is applied.
+
+    Returns:
+        A tuple `(outputs, alignments)`, or `(outputs, alignments,
+        final_state)` with `return_state=True`: `outputs` of shape
+        `(batch_size, T, output_size)`, `alignments` `(batch_size, T, S)` and
+        `final_state` a dict with `"cell_state"` (the cell state after the
+        last kept step, e.g. `[h, c]`) and `"attention"` (the last
+        attentional vector, `(batch_size, attention_size)`). The final state
+        and the memory give the wrapper's state for further steps:
+        `wrapper.get_initial_state(memory, memory_mask,
+        cell_state=final_state["cell_state"],
+        attention=final_state["attention"])`.
+
+    Raises:
+        ValueError: if `wrapper` is not an `AttentionWrapper`; if `inputs`
+            or `memory` are not rank 3, or have different batch sizes.
+
+    Example:
+
+    ```python
+    src = keras.Input((None,), dtype="int32", name="source")
+    tgt = keras.Input((None,), dtype="int32", name="target_in")
+    x = keras.layers.Embedding(1000, 64, mask_zero=True)(src)
+    enc, h, c = keras.layers.LSTM(128, return_sequences=True,
+                                  return_state=True)(x)
+    y = keras.layers.Embedding(1000, 64, mask_zero=True)(tgt)
+    decoder = keras_attention.AttentionRNN(
+        keras_attention.AttentionWrapper(
+            keras.layers.LSTMCell(128),
+            keras_attention.MultiplicativeAttention(),
+            attention_layer_size=128,
+        )
+    )
+    outputs, alignments = decoder(y, enc, initial_state=[h, c])
+    logits = keras.layers.Dense(1000)(outputs)
+    model = keras.Model([src, tgt], logits)
+    ```
+    """
+
+    def __init__(self, wrapper, return_state=False, **kwargs):
+        super().__init__(**kwargs)
+        if not isinstance(wrapper, AttentionWrapper):
+            raise ValueError(
+                "`wrapper` must be a keras_attention.AttentionWrapper. "
+                f"Received: wrapper={wrapper!r}"
+            )
+        self.wrapper = wrapper
+        self.return_state = return_state
+        self.supports_masking = True
+
+    def _validate_shapes(self, inputs_shape, memory_shape):
+        inputs_shape = tuple(inputs_shape)
+        memory_shape = tuple(memory_shape)
+        if len(inputs_shape) != 3 or inputs_shape[-1] is None:
+            raise ValueError(
+                f"{self.__class__.__name__}: `inputs` must have shape "
+                "(batch_size, T, E) with a known E. Received: "
+                f"inputs.shape={_shape_str(inputs_shape)}"
+            )
+        if len(memory_shape) != 3 or memory_shape[-1] is None:
+            raise ValueError(
+                f"{self.__class__.__name__}: `memory` must have shape "
+                "(batch_size, S, D) with a known D. Received: "
+                f"memory.shape={_shape_str(memory_shape)}"
+            )
+        if (
+            inputs_shape[0] is not None
+            and memory_shape[0] is not None
+            and inputs_shape[0] != memory_shape[0]
+        ):
+            raise ValueError(
+                f"{self.__class__.__name__}: `inputs` and `memory` must have "
+                "the same batch size. Received: "
+                f"inputs.shape={_shape_str(inputs_shape)}, "
+                f"memory.shape={_shape_str(memory_shape)}"
+            )
+        return inputs_shape, memory_shape
+
+    def build(self, inputs_shape, memory_shape, initial_state_shape=None):
+        inputs_shape, memory_shape = self._validate_shapes(
+            inputs_shape, memory_shape
+        )
+        if not self.wrapper.built:
+            self.wrapper.build((inputs_shape[0], inputs_shape[2]), memory_shape)
+
+    def get_initial_state(self, memory, memory_mask=None, cell_state=None):
+        """The wrapper's state for `memory`; see `AttentionWrapper`."""
+        return self.wrapper.get_initial_state(
+            memory, memory_mask=memory_mask, cell_state=cell_state
+        )
+
+    def call(
+        self,
+        inputs,
+        memory,
+        initial_state=None,
+        inputs_mask=None,
+        memory_mask=None,
+        training=None,
+    ):
+        self._validate_shapes(inputs.shape, memory.shape)
+        wrapper = self.wrapper
+        state = wrapper.get_initial_state(
+            memory, memory_mask=memory_mask, cell_state=initial_state
+        )
+        constants = {
+            k: v
+            for k, v in state.items()
+            if k not in ("cell_state", "attention")
+        }
+        dims = ops.shape(memory)
+        batch_size, source_len = dims[0], dims[1]
+        output_size = wrapper.output_size(memory.shape[-1])
+
+        cell_dropout = training and _dropout_cells(wrapper.cell)
+        if cell_dropout:
+            cell_input_size = wrapper.cell_input_size(
+                inputs.shape[-1], memory.shape[-1]
+            )
+            _prepare_dropout_masks(
+                wrapper.cell,
+                ops.zeros(
+                    (batch_size, cell_input_size),
+                    dtype=wrapper.cell.compute_dtype,
+                ),
+                state["cell_state"],
+            )
+
+        if inputs_mask is not None:
+            inputs_mask = ops.cast(inputs_mask, "bool")
+            if len(inputs_mask.shape) != 2:
+                raise ValueError(
+                    f"{self.__class__.__name__}: `inputs_mask` must have "
+                    f"shape {_shape_str(inputs.shape[:2])}. Received: "
+                    f"inputs_mask.shape={_shape_str(inputs_mask.shape)}"
+                )
+
+        def step(carry, xs):
+            x_t, keep_t = xs
+            loop_state = dict(constants)
+            loop_state["cell_state"] = carry["cell_state"]
+            loop_state["attention"] = carry["attention"]
+            output, new_state, weights = wrapper.step(
+                x_t, loop_state, training=training
+            )
+            new_carry = {
+                "cell_state": new_state["cell_state"],
+                "attention": new_state["attention"],
+                "output": ops.cast(output, self.compute_dtype),
+                "weights": ops.cast(weights, self.compute_dtype),
+            }
+            if keep_t is not None:
+                keep = ops.expand_dims(keep_t, -1)
+                old = {
+                    "cell_state": carry["cell_state"],
+                    "attention": carry["attention"],
+                    "output": ops.zeros_like(output),
+                    "weights": ops.zeros_like(weights),
+                }
+                new_carry = tree.map_structure(
+                    lambda n, o: ops.where(keep, n, o), new_carry, old
+                )
+            # keras.ops.scan on TensorFlow requires the per-step outputs to
+            # have the structure of the carry: emit the whole carry.
+            return new_carry, new_carry
+
+        init = {
+            "cell_state": state["cell_state"],
+            "attention": state["attention"],
+            "output": ops.zeros((batch_size, output_size), self.compute_dtype),
+            "weights": ops.zeros((batch_size, source_len), self.compute_dtype),
+        }
+        time_major = ops.transpose(inputs, (1, 0, 2))
+        if inputs_mask is None:
+
+            def step_fn(carry, x_t):
+                return step(carry, (x_t, None))
+
+            final, history = ops.scan(step_fn, init, time_major)
+        else:
+            xs = (time_major, ops.transpose(inputs_mask, (1, 0)))
+            final, history = ops.scan(step, init, xs)
+
+        if cell_dropout:
+            for cell in _dropout_cells(wrapper.cell):
+                cell.reset_dropout_mask()
+                cell.reset_recurrent_dropout_mask()
+
+        outputs = ops.cast(
+            ops.transpose(history["output"], (1, 0, 2)), self.compute_dtype
+        )
+        alignments = ops.cast(
+            ops.transpose(history["weights"], (1, 0, 2)), self.compute_dtype
+        )
+        if not self.return_state:
+            return outputs, alignments
+        final_state = {
+            "cell_state": final["cell_state"],
+            "attention": final["attention"],
+        }
+        return outputs, alignments, final_state
+
+    def compute_mask(self, inputs, previous_mask=None):
+        if previous_mask is None:
+            return None
+        # The outputs carry the mask of the inputs; alignments and states
+        # carry none.
+        return [previous_mask, None]
+
+    def _final_state_spec(self, batch_size, memory_dim):
+        template = self.wrapper._cell_state_template(1)
+        cell_state = tree.map_structure(
+            lambda t: keras.KerasTensor(
+                (batch_size,) + tuple(t.shape[1:]),
+                dtype=self.wrapper.cell.compute_dtype,
+            ),
+            template,
+        )
+        attention = keras.KerasTensor(
+            (batch_size, self.wrapper.attention_size(memory_dim)),
+            dtype=self.wrapper.compute_dtype,
+        )
+        return {"cell_state": cell_state, "attention": attention}
+
+    def compute_output_spec(
+        self,
+        inputs,
+        memory,
+        initial_state=None,
+        inputs_mask=None,
+        memory_mask=None,
+        training=None,
+    ):
+        inputs_shape, memory_shape = self._validate_shapes(
+            inputs.shape, memory.shape
+        )
+        batch_size = inputs_shape[0]
+        if batch_size is None:
+            batch_size = memory_shape[0]
+        outputs = keras.KerasTensor(
+            (
+                batch_size,
+                inputs_shape[1],
+                self.wrapper.output_size(memory_shape[-1]),
+            ),
+            dtype=self.compute_dtype,
+        )
+        alignments = keras.KerasTensor(
+            (batch_size, inputs_shape[1], memory_shape[1]),
+            dtype=self.compute_dtype,
+        )
+        if not self.return_state:
+            return outputs, alignments
+        return (
+            outputs,
+            alignments,
+            self._final_state_spec(batch_size, memory_shape[-1]),
+        )
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(
+            {
+                "wrapper": keras.saving.serialize_keras_object(self.wrapper),
+                "return_state": self.return_state,
+            }
+        )
+        return config
+
+    @classmethod
+    def from_config(cls, config, custom_objects=None):
+        config = dict(config)
+        wrapper = keras.saving.deserialize_keras_object(
+            config.pop("wrapper"), custom_objects=custom_objects
+        )
+        return cls(wrapper, **config)

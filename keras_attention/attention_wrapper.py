@@ -1,0 +1,501 @@
+"""Step-wise attention around a Keras RNN cell (Luong and Bahdanau wirings)."""
+
+import keras
+from keras import ops
+from keras import tree
+
+from keras_attention.attentional_output import AttentionalOutput
+from keras_attention.base_attention import BaseAttention
+from keras_attention.base_attention import _shape_str
+
+WIRINGS = ("luong", "bahdanau")
+
+
+def _cell_output_size(cell):
+    output_size = getattr(cell, "output_size", None)
+    if output_size is not None:
+        return output_size
+    state_size = cell.state_size
+    if isinstance(state_size, (list, tuple)):
+        return tree.flatten(state_size)[0]
+    return state_size
+
+
+def _previous_output(cell, cell_state):
+    """The output of the previous step, read from a cell state.
+
+    Keras cells keep their output as the first state tensor (`h` of `[h, c]`
+    for `LSTMCell`); a `StackedRNNCells` outputs the top cell's.
+    """
+    if isinstance(cell, keras.layers.StackedRNNCells):
+        return _previous_output(cell.cells[-1], cell_state[-1])
+    return tree.flatten(cell_state)[0]
+
+
+@keras.saving.register_keras_serializable(package="keras_attention")
+class AttentionWrapper(keras.layers.Layer):
+    """Runs a Keras RNN cell with attention over a memory, one step at a time.
+
+    The wrapper combines any Keras RNN cell (`LSTMCell`, `GRUCell`,
+    `SimpleRNNCell`, `StackedRNNCells`, ...) with one of the attention
+    layers of this package. At step `t`, with decoder input `x_t`, cell
+    state `s`, memory `h_1..h_S` (encoder states) and, optionally, an
+    attentional layer `a = act(W_c [c; y])` (`attention_layer_size`), the
+    two wirings are:
+
+    Luong (`wiring="luong"`, the default; TFA's `AttentionWrapper`):
+
+        y_t, s_t = cell([x_t; a_{t-1}], s_{t-1})   # input feeding
+        c_t, alpha_t = attention(query=y_t, memory)
+        a_t = act(W_c [c_t; y_t])                  # or c_t without layer
+
+    Bahdanau (`wiring="bahdanau"`):
+
+        c_t, alpha_t = attention(query=y_{t-1}, memory)  # previous state
+        y_t, s_t = cell([x_t; c_t], s_{t-1})
+        a_t = act(W_c [c_t; y_t])                  # or c_t without layer
+
+    where `y_{t-1}` is the previous cell output, read from the state (the
+    first state tensor of a Keras cell, `h` of `[h, c]`; the top cell's for
+    `StackedRNNCells`), so an encoder's final state makes the first query.
+    The step output is `a_t` (`output_attention=True`) or `y_t`. With
+    `input_feeding=False` the Luong cell sees `x_t` only: the decoder then
+    equals a plain `keras.layers.RNN` followed by the attention layer over
+    the whole sequence (the sequence mode, which is faster).
+
+    The memory's keys are processed once per memory
+    (`attention.project_key`, e.g. `W1 h_i` for `AdditiveAttention`) by
+    `get_initial_state`, which keeps the memory, its projected keys and its
+    mask in the state, and every `step` reuses them. To run the wrapper over
+    a whole target sequence, use `keras_attention.AttentionRNN`.
+
+    Reference:
+        - [Luong et al., 2015](https://arxiv.org/abs/1508.04025)
+          (input feeding, attentional hidden state).
+        - [Bahdanau et al., 2014](https://arxiv.org/abs/1409.0473).
+
+    Args:
+        cell: A Keras RNN cell: a layer with `state_size`, optionally
+            `output_size`, `get_initial_state(batch_size)` and
+            `call(inputs, states, training=None) -> (output, new_states)`.
+        attention: A `keras_attention` attention layer (`DotAttention`,
+            `MultiplicativeAttention`, `AdditiveAttention`), used with the
+            cell output as query and the memory as keys and values.
+        attention_layer_size: Positive integer or `None`. If set, the
+            attentional vector is `a_t = act(W_c [c_t; y_t])` of that size
+            (an `AttentionalOutput` layer); if `None`, `a_t = c_t`.
+            Defaults to `None`.
+        attention_activation: Activation of the attentional layer.
+            Defaults to `"tanh"`.
+        attention_use_bias: Whether the attentional layer has a bias.
+            Defaults to `False`.
+        output_attention: If `True`, each step outputs `a_t`; if `False`,
+            the cell output `y_t`. Defaults to `True`.
+        input_feeding: Luong wiring only: whether `a_{t-1}` is concatenated
+            to the cell input. Defaults to `True` for `"luong"`; must be
+            `None` or `False` for `"bahdanau"`.
+        wiring: `"luong"` or `"bahdanau"`. Defaults to `"luong"`.
+        **kwargs: Base layer keyword arguments, such as `name` and `dtype`.
+
+    Raises:
+        ValueError: if `cell` is not an RNN cell, `attention` not an
+            attention layer of this package, `wiring` unknown,
+            `attention_layer_size` not a positive integer, or
+            `input_feeding=True` with the Bahdanau wiring; on wrong shapes
+            in `build`, `get_initial_state` and `step`.
+
+    Example:
+
+    ```python
+    wrapper = keras_attention.AttentionWrapper(
+        keras.layers.LSTMCell(128),
+        keras_attention.MultiplicativeAttention(),
+        attention_layer_size=128,
+    )
+    wrapper.build(inputs_shape=(None, 64), memory_shape=(None, None, 256))
+    # memory: (batch_size, S, 256) encoder states; h, c: encoder state.
+    state = wrapper.get_initial_state(memory, memory_mask,
+                                      cell_state=[h, c])
+    for x in embedded_target_steps:  # (batch_size, 64) each
+        output, state, weights = wrapper.step(x, state)
+    ```
+    """
+
+    def __init__(
+        self,
+        cell,
+        attention,
+        attention_layer_size=None,
+        attention_activation="tanh",
+        attention_use_bias=False,
+        output_attention=True,
+        input_feeding=None,
+        wiring="luong",
+        **kwargs,
+    ):
+        super().__init__(**kwargs)
+        if not callable(getattr(cell, "call", None)) or not hasattr(
+            cell, "state_size"
+        ):
+            raise ValueError(
+                "`cell` must be a Keras RNN cell, with a `call` method and a "
+                f"`state_size` attribute. Received: cell={cell!r}"
+            )
+        if not isinstance(attention, BaseAttention):
+            raise ValueError(
+                "`attention` must be an attention layer of keras_attention "
+                "(DotAttention, MultiplicativeAttention, AdditiveAttention). "
+                f"Received: attention={attention!r}"
+            )
+        if wiring not in WIRINGS:
+            raise ValueError(
+                f"`wiring` must be one of {WIRINGS}. Received: wiring={wiring!r}"
+            )
+        if attention_layer_size is not None and (
+            isinstance(attention_layer_size, bool)
+            or not isinstance(attention_layer_size, int)
+            or attention_layer_size <= 0
+        ):
+            raise ValueError(
+                "`attention_layer_size` must be a positive integer or None. "
+                f"Received: attention_layer_size={attention_layer_size!r}"
+            )
+        if wiring == "bahdanau" and input_feeding:
+            raise ValueError(
+                "`input_feeding` is part of the Luong wiring; the Bahdanau "
+                "wiring feeds the current context to the cell. Received: "
+                f"input_feeding={input_feeding!r} with wiring='bahdanau'"
+            )
+        self.cell = cell
+        self.attention = attention
+        self.attention_layer_size = attention_layer_size
+        self.attention_activation = keras.activations.get(
+            attention_activation
+        )
+        self.attention_use_bias = attention_use_bias
+        self.output_attention = output_attention
+        self.input_feeding = input_feeding
+        self.wiring = wiring
+        self.attention_layer = None
+        if attention_layer_size is not None:
+            self.attention_layer = AttentionalOutput(
+                attention_layer_size,
+                activation=attention_activation,
+                use_bias=attention_use_bias,
+                dtype=self.dtype_policy,
+                name="attention_layer",
+            )
+        self._build_shapes = None
+
+    # ------------------------------------------------------------------
+    # Sizes.
+    @property
+    def feeds_attention(self):
+        """Whether the cell input includes the previous attentional vector."""
+        return self.wiring == "luong" and self.input_feeding is not False
+
+    @property
+    def cell_output_size(self):
+        """Size of the cell output `y_t`, which is the attention query."""
+        return _cell_output_size(self.cell)
+
+    def attention_size(self, memory_dim):
+        """Size of the attentional vector `a_t` for a memory of `memory_dim`."""
+        if self.attention_layer_size is not None:
+            return self.attention_layer_size
+        return memory_dim
+
+    def output_size(self, memory_dim):
+        """Size of a step output for a memory of feature size `memory_dim`."""
+        if self.output_attention:
+            return self.attention_size(memory_dim)
+        return self.cell_output_size
+
+    def cell_input_size(self, inputs_dim, memory_dim):
+        """Size of the cell input for inputs and memory of these sizes."""
+        if self.wiring == "bahdanau":
+            return inputs_dim + memory_dim
+        if self.feeds_attention:
+            return inputs_dim + self.attention_size(memory_dim)
+        return inputs_dim
+
+    # ------------------------------------------------------------------
+    def _validate_memory_shape(self, memory_shape):
+        memory_shape = tuple(memory_shape)
+        if len(memory_shape) != 3 or memory_shape[-1] is None:
+            raise ValueError(
+                f"{self.__class__.__name__}: `memory` must have shape "
+                "(batch_size, S, D) with a known D. Received: "
+                f"memory.shape={_shape_str(memory_shape)}"
+            )
+        return memory_shape
+
+    def _validate_inputs_shape(self, inputs_shape, rank=2):
+        inputs_shape = tuple(inputs_shape)
+        expected = "(batch_size, E)" if rank == 2 else "(batch_size, T, E)"
+        if len(inputs_shape) != rank or inputs_shape[-1] is None:
+            raise ValueError(
+                f"{self.__class__.__name__}: `inputs` must have shape "
+                f"{expected} with a known E. Received: "
+                f"inputs.shape={_shape_str(inputs_shape)}"
+            )
+        return inputs_shape
+
+    def _build_attention(self, memory_shape):
+        if not self.attention.built:
+            self.attention.build(
+                (memory_shape[0], self.cell_output_size), memory_shape
+            )
+
+    def build(self, inputs_shape, memory_shape):
+        """Builds the cell, the attention and the attentional layer.
+
+        Args:
+            inputs_shape: Shape of one step of inputs, `(batch_size, E)`
+                (a `(batch_size, T, E)` shape is accepted too).
+            memory_shape: Shape of the memory, `(batch_size, S, D)`.
+        """
+        inputs_shape = tuple(inputs_shape)
+        if len(inputs_shape) == 3:
+            inputs_shape = (inputs_shape[0], inputs_shape[2])
+        inputs_shape = self._validate_inputs_shape(inputs_shape)
+        memory_shape = self._validate_memory_shape(memory_shape)
+        batch = inputs_shape[0]
+        self._build_attention(memory_shape)
+        if isinstance(self.cell, keras.layers.Layer) and not self.cell.built:
+            self.cell.build(
+                (batch, self.cell_input_size(inputs_shape[-1], memory_shape[-1]))
+            )
+        if self.attention_layer is not None and not self.attention_layer.built:
+            self.attention_layer.build(
+                (batch, memory_shape[-1]), (batch, self.cell_output_size)
+            )
+        self._build_shapes = {
+            "inputs_shape": inputs_shape,
+            "memory_shape": memory_shape,
+        }
+
+    def get_build_config(self):
+        if self._build_shapes is None:
+            return None
+        return {"shapes_dict": self._build_shapes}
+
+    def build_from_config(self, config):
+        if config and "shapes_dict" in config:
+            self.build(**config["shapes_dict"])
+
+    # ------------------------------------------------------------------
+    def _cell_state_template(self, batch_size):
+        state = self.cell.get_initial_state(batch_size=batch_size)
+        if not tree.is_nested(state):
+            state = [state]
+        return state
+
+    def get_initial_state(
+        self, memory, memory_mask=None, cell_state=None, attention=None
+    ):
+        """The state before the first step, for a memory.
+
+        Projects the memory's keys once (`attention.project_key`); the
+        steps reuse them.
+
+        Args:
+            memory: `(batch_size, S, D)` memory, e.g. encoder states.
+            memory_mask: Optional boolean `(batch_size, S)`, `True` for the
+                source positions to attend to. Defaults to all `True`.
+            cell_state: Optional initial cell state, e.g. an encoder's final
+                state `[h, c]`, in the structure of the cell's state (a
+                tensor is accepted for a single-state cell). Defaults to the
+                cell's initial state (zeros).
+            attention: Optional initial attentional vector `a_0`,
+                `(batch_size, attention_size)`. Defaults to zeros.
+
+        Returns:
+            A dict with `"cell_state"` (nested list of tensors),
+            `"attention"` (`a_{t-1}`, `(batch_size, attention_size)`),
+            `"memory"`, `"keys"` (the projected keys) and `"memory_mask"`
+            (boolean `(batch_size, S)`). Every tensor has the batch size as
+            leading dimension, so decoders can tile or gather the state.
+        """
+        memory_shape = self._validate_memory_shape(memory.shape)
+        self._build_attention(memory_shape)
+        dims = ops.shape(memory)
+        batch_size, source_len = dims[0], dims[1]
+        memory = ops.cast(memory, self.attention.compute_dtype)
+        keys = self.attention.project_key(
+            ops.cast(memory, self.attention._score_dtype())
+        )
+        if memory_mask is None:
+            memory_mask = ops.ones((batch_size, source_len), dtype="bool")
+        else:
+            mask_shape = tuple(memory_mask.shape)
+            if len(mask_shape) != 2 or any(
+                m is not None and e is not None and m != e
+                for m, e in zip(mask_shape, memory_shape[:2])
+            ):
+                raise ValueError(
+                    f"{self.__class__.__name__}: `memory_mask` must have "
+                    f"shape {_shape_str(memory_shape[:2])}. Received: "
+                    f"memory_mask.shape={_shape_str(mask_shape)}"
+                )
+            memory_mask = ops.cast(memory_mask, "bool")
+
+        template = self._cell_state_template(batch_size)
+        if cell_state is None:
+            cell_state = template
+        else:
+            given = tree.flatten(cell_state)
+            expected = tree.flatten(template)
+            if len(given) != len(expected):
+                raise ValueError(
+                    f"{self.__class__.__name__}: `cell_state` must have "
+                    f"{len(expected)} tensor(s), the structure of the cell "
+                    f"state. Received {len(given)} tensor(s) with shapes "
+                    + ", ".join(_shape_str(t.shape) for t in given)
+                )
+            for g, e in zip(given, expected):
+                if g.shape[-1] is not None and g.shape[-1] != e.shape[-1]:
+                    raise ValueError(
+                        f"{self.__class__.__name__}: `cell_state` tensors "
+                        "must have shapes "
+                        + ", ".join(
+                            _shape_str((None, t.shape[-1])) for t in expected
+                        )
+                        + ". Received: "
+                        + ", ".join(_shape_str(t.shape) for t in given)
+                    )
+            cell_state = tree.pack_sequence_as(template, given)
+        cell_state = tree.map_structure(
+            lambda t: ops.cast(t, self.cell.compute_dtype), cell_state
+        )
+
+        attention_size = self.attention_size(memory_shape[-1])
+        if attention is None:
+            attention = ops.zeros(
+                (batch_size, attention_size), dtype=self.compute_dtype
+            )
+        elif tuple(attention.shape)[-1] != attention_size:
+            raise ValueError(
+                f"{self.__class__.__name__}: `attention` must have shape "
+                f"(batch_size, {attention_size}). Received: "
+                f"attention.shape={_shape_str(attention.shape)}"
+            )
+        return {
+            "cell_state": cell_state,
+            "attention": ops.cast(attention, self.compute_dtype),
+            "memory": memory,
+            "keys": keys,
+            "memory_mask": memory_mask,
+        }
+
+    def _attend(self, query, state, training):
+        return self.attention.attend(
+            query,
+            state["memory"],
+            state["keys"],
+            value_mask=state["memory_mask"],
+            training=training,
+        )
+
+    def _run_cell(self, cell_inputs, cell_state, training):
+        kwargs = {}
+        if getattr(self.cell, "_call_has_training_arg", True):
+            kwargs["training"] = training
+        cell_inputs = ops.cast(cell_inputs, self.cell.compute_dtype)
+        output, new_state = self.cell(cell_inputs, cell_state, **kwargs)
+        # Keep the exact structure of the state (a while loop requires it;
+        # cells return a bare tensor or a list for a one-tensor state).
+        new_state = tree.pack_sequence_as(cell_state, tree.flatten(new_state))
+        return output, new_state
+
+    def step(self, inputs, state, training=False):
+        """One decoder step.
+
+        Args:
+            inputs: `(batch_size, E)`, e.g. the embedding of the previous
+                target token.
+            state: The state from `get_initial_state` or the previous step.
+            training: Python boolean, whether dropout is applied.
+
+        Returns:
+            A tuple `(output, new_state, weights)`: the step output
+            `(batch_size, output_size)`, the new state (same structure as
+            `state`; memory, keys, mask and any extra entries are passed
+            through) and the attention weights `(batch_size, S)`.
+        """
+        self._validate_inputs_shape(inputs.shape)
+        if not self.built:
+            self.build(inputs.shape, state["memory"].shape)
+        cell_state = state["cell_state"]
+        if self.wiring == "bahdanau":
+            query = _previous_output(self.cell, cell_state)
+            context, weights = self._attend(query, state, training)
+            cell_inputs = ops.concatenate(
+                [
+                    ops.cast(inputs, self.cell.compute_dtype),
+                    ops.cast(context, self.cell.compute_dtype),
+                ],
+                axis=-1,
+            )
+            cell_output, new_cell_state = self._run_cell(
+                cell_inputs, cell_state, training
+            )
+        else:
+            cell_inputs = inputs
+            if self.feeds_attention:
+                cell_inputs = ops.concatenate(
+                    [
+                        ops.cast(inputs, self.cell.compute_dtype),
+                        ops.cast(state["attention"], self.cell.compute_dtype),
+                    ],
+                    axis=-1,
+                )
+            cell_output, new_cell_state = self._run_cell(
+                cell_inputs, cell_state, training
+            )
+            context, weights = self._attend(cell_output, state, training)
+        if self.attention_layer is not None:
+            attentional = self.attention_layer(context, cell_output)
+        else:
+            attentional = context
+        attentional = ops.cast(attentional, self.compute_dtype)
+        output = attentional if self.output_attention else cell_output
+        new_state = dict(state)
+        new_state["cell_state"] = new_cell_state
+        new_state["attention"] = attentional
+        return (
+            ops.cast(output, self.compute_dtype),
+            new_state,
+            ops.cast(weights, self.compute_dtype),
+        )
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(
+            {
+                "cell": keras.saving.serialize_keras_object(self.cell),
+                "attention": keras.saving.serialize_keras_object(
+                    self.attention
+                ),
+                "attention_layer_size": self.attention_layer_size,
+                "attention_activation": keras.activations.serialize(
+                    self.attention_activation
+                ),
+                "attention_use_bias": self.attention_use_bias,
+                "output_attention": self.output_attention,
+                "input_feeding": self.input_feeding,
+                "wiring": self.wiring,
+            }
+        )
+        return config
+
+    @classmethod
+    def from_config(cls, config, custom_objects=None):
+        config = dict(config)
+        cell = keras.saving.deserialize_keras_object(
+            config.pop("cell"), custom_objects=custom_objects
+        )
+        attention = keras.saving.deserialize_keras_object(
+            config.pop("attention"), custom_objects=custom_objects
+        )
+        return cls(cell, attention, **config)
