@@ -50,7 +50,7 @@ def np_scores(layer, q, k):
     b, tq, _ = q.shape
     s = k.shape[1]
     out = np.zeros((b, tq, s))
-    weights = {w.path.split("/")[-1]: np.asarray(w, np.float64) for w in layer.weights}
+    weights = {w.path.split("/")[-1]: ops.convert_to_numpy(w).astype(np.float64) for w in layer.weights}
     for n in range(b):
         for i in range(tq):
             for j in range(s):
@@ -100,6 +100,10 @@ def np_attention(layer, q, v, k=None, value_mask=None, query_mask=None, causal=F
     return c, w
 
 
+def to_np(x):
+    return ops.convert_to_numpy(x)
+
+
 def rand(*shape, seed=0):
     return np.random.default_rng(seed).normal(size=shape).astype("float32")
 
@@ -137,8 +141,8 @@ def test_matches_numpy_reference(name, rank, masked):
     ref_c, ref_w = np_attention(
         layer, q, v, k, value_mask=value_mask, query_mask=query_mask
     )
-    np.testing.assert_allclose(np.asarray(weights), ref_w, atol=1e-5)
-    np.testing.assert_allclose(np.asarray(context), ref_c, atol=1e-5)
+    np.testing.assert_allclose(to_np(weights), ref_w, atol=1e-5)
+    np.testing.assert_allclose(to_np(context), ref_c, atol=1e-5)
 
 
 def test_hand_computed_dot_case():
@@ -149,9 +153,9 @@ def test_hand_computed_dot_case():
     context, weights = DotAttention()(q, v, key=k)
     e = np.exp(1.0)
     expected_w = np.array([e / (e + 1), 1 / (e + 1)])
-    np.testing.assert_allclose(np.asarray(weights)[0, 0], expected_w, rtol=1e-6)
+    np.testing.assert_allclose(to_np(weights)[0, 0], expected_w, rtol=1e-6)
     np.testing.assert_allclose(
-        np.asarray(context)[0, 0, 0], 10 * expected_w[0] + 20 * expected_w[1], rtol=1e-6
+        to_np(context)[0, 0, 0], 10 * expected_w[0] + 20 * expected_w[1], rtol=1e-6
     )
 
 
@@ -167,14 +171,14 @@ def test_hand_computed_additive_case():
     # e_j = 3 * tanh(k_j + 2 * 0.5): 3 tanh(2) and 3 tanh(0) = 0.
     e0 = 3 * np.tanh(2.0)
     expected = np.exp([e0, 0.0]) / np.exp([e0, 0.0]).sum()
-    np.testing.assert_allclose(np.asarray(weights)[0, 0], expected, rtol=1e-6)
+    np.testing.assert_allclose(to_np(weights)[0, 0], expected, rtol=1e-6)
 
 
 def test_dot_with_fixed_scale_is_scaled_dot_product():
     q, v = rand(2, 3, 8, seed=4), rand(2, 6, 8, seed=5)
     _, w = DotAttention(scale_by_dim=True)(q, v)
     ref = np_softmax(np.einsum("bqd,bsd->bqs", q, v) / np.sqrt(8))
-    np.testing.assert_allclose(np.asarray(w), ref, atol=1e-6)
+    np.testing.assert_allclose(to_np(w), ref, atol=1e-6)
 
 
 @pytest.mark.parametrize("name", BASIC)
@@ -182,11 +186,11 @@ def test_causal_mask(name):
     layer = LAYERS[name]()
     x = rand(2, 4, 4, seed=6)
     context, weights = layer(x, x, use_causal_mask=True)
-    w = np.asarray(weights)
+    w = to_np(weights)
     assert np.all(np.triu(w, k=1) == 0.0)
     ref_c, ref_w = np_attention(layer, x, x, causal=True)
     np.testing.assert_allclose(w, ref_w, atol=1e-5)
-    np.testing.assert_allclose(np.asarray(context), ref_c, atol=1e-5)
+    np.testing.assert_allclose(to_np(context), ref_c, atol=1e-5)
 
 
 @pytest.mark.parametrize("name", BASIC)
@@ -195,11 +199,11 @@ def test_dropout_only_in_training(name):
     q, v = rand(4, 6, 4, seed=7), rand(4, 8, 4, seed=8)
     c1, w1 = layer(q, v, training=False)
     c2, w2 = layer(q, v, training=False)
-    np.testing.assert_array_equal(np.asarray(c1), np.asarray(c2))
+    np.testing.assert_array_equal(to_np(c1), to_np(c2))
     c3, w3 = layer(q, v, training=True)
-    assert not np.allclose(np.asarray(c1), np.asarray(c3))
+    assert not np.allclose(to_np(c1), to_np(c3))
     # Returned weights are the attention distribution, before dropout.
-    np.testing.assert_allclose(np.asarray(w3), np.asarray(w1), atol=1e-6)
+    np.testing.assert_allclose(to_np(w3), to_np(w1), atol=1e-6)
 
 
 # ----------------------------------------------------------------------------
@@ -226,8 +230,8 @@ def test_weight_properties(name, case):
     q, v, mask = case
     layer = LAYERS[name]()
     context, weights = layer(q, v, value_mask=mask)
-    w = np.asarray(weights)
-    c = np.asarray(context)
+    w = to_np(weights)
+    c = to_np(context)
     assert np.all(np.isfinite(w)) and np.all(np.isfinite(c))
     assert np.all(w >= 0)
     # Masked keys get exactly zero weight.
@@ -256,7 +260,7 @@ def test_gradients_finite(name, case):
     grads = tape.gradient(loss, [q_t, v_t] + layer.trainable_weights)
     for g in grads:
         assert g is not None
-        assert np.all(np.isfinite(np.asarray(g)))
+        assert np.all(np.isfinite(to_np(g)))
 
 
 pytestmark_tf = pytest.mark.tf_only
@@ -278,7 +282,7 @@ def test_all_masked_gradients_are_zero_not_nan(name):
         context, _ = layer(q, v, value_mask=mask)
         loss = tf.reduce_sum(context)
     gq, gv = tape.gradient(loss, [q, v])
-    assert np.all(np.asarray(gq) == 0.0) and np.all(np.asarray(gv) == 0.0)
+    assert np.all(to_np(gq) == 0.0) and np.all(to_np(gv) == 0.0)
 
 
 # ----------------------------------------------------------------------------
@@ -302,7 +306,7 @@ def test_keras_mask_propagates_from_embedding(name):
     src = np.array([[3, 4, 5, 0, 0], [6, 7, 0, 0, 0]])
     tgt = np.array([[1, 2, 3], [4, 0, 0]])
     _, weights = model([src, tgt])
-    w = np.asarray(weights)
+    w = to_np(weights)
     assert np.all(w[0, :, 3:] == 0.0)
     assert np.all(w[1, :, 2:] == 0.0)
     np.testing.assert_allclose(w[0].sum(-1), 1.0, atol=1e-6)
@@ -319,7 +323,7 @@ def test_compute_mask_passes_query_mask_to_context(name):
     qt = ops.convert_to_tensor(rand(1, 3, 4))
     vt = ops.convert_to_tensor(rand(1, 5, 4))
     mask = layer.compute_mask(qt, ops.convert_to_tensor(query_mask))
-    np.testing.assert_array_equal(np.asarray(mask[0]), query_mask)
+    np.testing.assert_array_equal(to_np(mask[0]), query_mask)
     assert mask[1] is None
     assert layer.compute_mask(qt, None) is None
     del q, v, vt
@@ -365,10 +369,10 @@ def test_one_fit_step_of_encoder_decoder(name):
     rng = np.random.default_rng(0)
     src = rng.integers(1, 20, size=(8, 6))
     tgt = rng.integers(1, 20, size=(8, 4))
-    before = [np.array(w) for w in train.trainable_weights]
+    before = [to_np(w).copy() for w in train.trainable_weights]
     history = train.fit([src, tgt], tgt, epochs=1, batch_size=4, verbose=0)
     assert np.isfinite(history.history["loss"][0])
-    after = [np.array(w) for w in train.trainable_weights]
+    after = [to_np(w).copy() for w in train.trainable_weights]
     assert any(not np.allclose(a, b) for a, b in zip(before, after))
 
 
@@ -393,11 +397,11 @@ def test_keras_file_round_trip_safe_mode(name, tmp_path):
     model = encoder_decoder(name)
     src = np.array([[3, 4, 5, 0], [6, 7, 8, 9]])
     tgt = np.array([[1, 2, 3], [4, 5, 0]])
-    expected = [np.asarray(x) for x in model([src, tgt])]
+    expected = [to_np(x) for x in model([src, tgt])]
     path = tmp_path / "model.keras"
     model.save(path)
     loaded = keras.models.load_model(path, safe_mode=True)
-    got = [np.asarray(x) for x in loaded([src, tgt])]
+    got = [to_np(x) for x in loaded([src, tgt])]
     for e, g in zip(expected, got):
         np.testing.assert_allclose(g, e, atol=1e-6)
 
@@ -423,7 +427,7 @@ def test_saved_model_in_fresh_process(name, tmp_path):
     model = encoder_decoder(name)
     src = np.array([[3, 4, 5, 0], [6, 7, 8, 9]], "int32")
     tgt = np.array([[1, 2, 3], [4, 5, 0]], "int32")
-    expected = [np.asarray(x) for x in model([src, tgt])]
+    expected = [to_np(x) for x in model([src, tgt])]
     export_dir = tmp_path / "saved"
     model.export(str(export_dir), format="tf_saved_model", verbose=False)
     np.savez(tmp_path / "in.npz", src=src, tgt=tgt)
@@ -462,8 +466,8 @@ def test_mixed_precision(name, policy):
     assert keras.backend.standardize_dtype(context.dtype) == compute
     assert keras.backend.standardize_dtype(weights.dtype) == compute
     assert all(w.dtype == "float32" for w in layer.weights)
-    w = np.asarray(ops.cast(weights, "float32"))
-    c = np.asarray(ops.cast(context, "float32"))
+    w = to_np(ops.cast(weights, "float32"))
+    c = to_np(ops.cast(context, "float32"))
     assert np.all(np.isfinite(w)) and np.all(np.isfinite(c))
     np.testing.assert_allclose(w[0].sum(-1), 1.0, atol=1e-2)
     assert np.all(w[1] == 0)
