@@ -1,0 +1,190 @@
+"""SavedModel export of a trained translation model.
+
+`TranslatorModule` is a `tf.Module` that holds the two `text.TextProcessor`s
+(so the vocabulary files are SavedModel assets) and the Keras model, and
+whose `translate` function goes from a batch of raw strings to the
+translations with TensorFlow ops only: tensorflow-text tokenization,
+encoder, greedy decoding (`keras_attention.decoding.greedy_decode` when
+available, a `tf.while_loop` here otherwise), detokenization.
+
+`export_saved_model` saves it with `translate` as the `serving_default`
+signature. The SavedModel loads in a fresh process with only TensorFlow and
+tensorflow-text imported (`import tensorflow_text` registers the
+tensorflow-text ops, which the graph uses):
+
+    import tensorflow as tf
+    import tensorflow_text  # noqa: F401, registers the ops
+    translator = tf.saved_model.load("runs/demo/export")
+    out = translator.signatures["serving_default"](
+        tf.constant(["vendredi 20 octobre 1933"]))
+    out["translation"]  # [b"Friday, October 20, 1933"]
+"""
+
+import tensorflow as tf
+
+from examples.nmt import text as text_lib
+
+# Longest translation, in target tokens (`[END]` included).
+MAX_OUTPUT_TOKENS = 64
+
+
+def _local_greedy_decode(step_fn, start_tokens, initial_state, end_token, max_length):
+    """Greedy decoding with `tf.while_loop` (fallback for `keras_attention.decoding`).
+
+    Same interface and returns as `keras_attention.decoding.greedy_decode`:
+    a dict with `tokens` int32 `(batch, L)` (end token after the end),
+    `lengths`, `scores` and `attention` `(batch, L, S)`.
+    """
+    batch = tf.shape(start_tokens)[0]
+    source_len = tf.shape(initial_state["memory"])[1]
+    tokens_ta = tf.TensorArray(tf.int32, size=max_length)
+    attention_ta = tf.TensorArray(tf.float32, size=max_length)
+
+    def cond(t, finished, *_):
+        return tf.logical_and(t < max_length, tf.logical_not(tf.reduce_all(finished)))
+
+    def body(t, finished, previous, scores, lengths, state, tokens_ta, attention_ta):
+        log_probs, state, attention = step_fn(previous, state)
+        next_tokens = tf.cast(tf.argmax(log_probs, axis=-1), tf.int32)
+        next_tokens = tf.where(finished, end_token, next_tokens)
+        best = tf.reduce_max(log_probs, axis=-1)
+        scores = scores + tf.where(finished, 0.0, best)
+        lengths = lengths + tf.cast(tf.logical_not(finished), tf.int32)
+        attention = tf.where(finished[:, None], 0.0, tf.cast(attention, tf.float32))
+        tokens_ta = tokens_ta.write(t, next_tokens)
+        attention_ta = attention_ta.write(t, attention)
+        finished = tf.logical_or(finished, tf.equal(next_tokens, end_token))
+        return (t + 1, finished, next_tokens, scores, lengths, state, tokens_ta, attention_ta)
+
+    loop_vars = (
+        tf.constant(0),
+        tf.zeros([batch], tf.bool),
+        tf.cast(start_tokens, tf.int32),
+        tf.zeros([batch], tf.float32),
+        tf.zeros([batch], tf.int32),
+        initial_state,
+        tokens_ta,
+        attention_ta,
+    )
+    t, _, _, scores, lengths, _, tokens_ta, attention_ta = tf.while_loop(
+        cond, body, loop_vars
+    )
+    tokens = tf.transpose(tokens_ta.stack()[:t], [1, 0])
+    attention = tf.transpose(attention_ta.stack()[:t], [1, 0, 2])
+    attention = tf.reshape(attention, [batch, t, source_len])
+    return {
+        "tokens": tokens,
+        "lengths": lengths,
+        "scores": scores,
+        "attention": attention,
+    }
+
+
+def greedy_decode(step_fn, start_tokens, initial_state, end_token, max_length):
+    """`keras_attention.decoding.greedy_decode` if installed, else the local loop."""
+    try:
+        from keras_attention import decoding
+    except ImportError:
+        decoding = None
+    if decoding is not None and hasattr(decoding, "greedy_decode"):
+        return decoding.greedy_decode(
+            step_fn, start_tokens, initial_state, end_token, max_length
+        )
+    return _local_greedy_decode(
+        step_fn, start_tokens, initial_state, end_token, max_length
+    )
+
+
+def _strip_after_end(tokens):
+    """Mask `(batch, L)`: True before the first `[END]`."""
+    is_end = tf.cast(tf.equal(tokens, text_lib.END_ID), tf.int32)
+    return tf.equal(tf.cumsum(is_end, axis=1), 0)
+
+
+class TranslatorModule(tf.Module):
+    """Raw strings in, translations, tokens and attention out.
+
+    Args:
+        seq2seq: A trained `model.Seq2Seq`.
+        source_processor: `text.TextProcessor` of the source side.
+        target_processor: `text.TextProcessor` of the target side.
+        max_output_tokens: Longest translation in tokens. Defaults to
+            `MAX_OUTPUT_TOKENS`.
+    """
+
+    def __init__(
+        self,
+        seq2seq,
+        source_processor,
+        target_processor,
+        max_output_tokens=MAX_OUTPUT_TOKENS,
+    ):
+        super().__init__(name="translator")
+        self.seq2seq = seq2seq
+        self.source_processor = source_processor
+        self.target_processor = target_processor
+        self.max_output_tokens = max_output_tokens
+        # Track the Keras model and its variables explicitly.
+        self.model = seq2seq.training_model
+        self.model_variables = [v.value for v in seq2seq.training_model.variables]
+
+    @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name="text")])
+    def translate(self, text):
+        """Translates a batch of strings.
+
+        Returns:
+            A dict: `translation` `(batch,)` string; `source_tokens`
+            `(batch, S)` and `target_tokens` `(batch, L)` strings (padded
+            with `""`, without `[START]`; the source ends with `[END]`, the
+            target stops before it); `attention` `(batch, L, S)` float32,
+            row `t` the weights used to emit target token `t`;
+            `target_lengths` `(batch,)` int32; `scores` `(batch,)` float32,
+            the log-probability of the translation.
+        """
+        source_ids = self.source_processor.tokenize(text)
+        source_dense = tf.cast(source_ids.to_tensor(text_lib.PAD_ID), tf.int32)
+        state = self.seq2seq.encode(source_dense)
+        batch = tf.shape(source_dense)[0]
+        start = tf.fill([batch], tf.constant(text_lib.START_ID, tf.int32))
+        decoded = greedy_decode(
+            self.seq2seq.step,
+            start,
+            state,
+            text_lib.END_ID,
+            self.max_output_tokens,
+        )
+        tokens = tf.cast(decoded["tokens"], tf.int32)
+        keep = _strip_after_end(tokens)
+        lengths = tf.reduce_sum(tf.cast(keep, tf.int32), axis=1)
+        max_len = tf.reduce_max(tf.concat([lengths, [0]], axis=0))
+        tokens = tokens[:, :max_len]
+        keep = keep[:, :max_len]
+        attention = tf.cast(decoded["attention"][:, :max_len], tf.float32)
+        attention = tf.where(keep[:, :, None], attention, 0.0)
+        target_strings = tf.where(
+            keep, self.target_processor.token_strings(tokens), ""
+        )
+        source_strings = self.source_processor.token_strings(source_ids).to_tensor("")
+        return {
+            "translation": self.target_processor.detokenize(tokens),
+            "source_tokens": source_strings,
+            "target_tokens": target_strings,
+            "attention": attention,
+            "target_lengths": lengths,
+            "scores": tf.cast(decoded["scores"], tf.float32),
+        }
+
+
+def export_saved_model(module, path):
+    """Saves `module` with `translate` as the `serving_default` signature."""
+    tf.saved_model.save(
+        module, path, signatures={"serving_default": module.translate}
+    )
+    return path
+
+
+def load_saved_model(path):
+    """Loads an exported translator; returns its `serving_default` function."""
+    import tensorflow_text  # noqa: F401, registers the tensorflow-text ops
+
+    return tf.saved_model.load(path).signatures["serving_default"]

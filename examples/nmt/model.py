@@ -1,0 +1,331 @@
+"""Encoder-decoder models of the NMT example.
+
+Two decoders, chosen by `ModelConfig.model`:
+
+- `"luong"` (sequence mode, Luong et al., 2015): the decoder RNN runs over
+  the whole target sequence, then one attention call scores every decoder
+  state `h_t` against the encoder states at once, and the attentional
+  output is `h~_t = tanh(W_c [c_t; h_t])`, `p(y_t) = softmax(W_s h~_t)`.
+  Training is one pass of cuDNN-able RNN layers; decoding runs the same
+  layers step by step (`Seq2Seq.step`).
+- `"stepwise"` (input feeding, Luong et al., 2015, section 3.3): the
+  previous attentional output `h~_{t-1}` is concatenated to the input of
+  the decoder at step `t`, through `keras_attention.AttentionRNN` (when
+  available in the installed `keras_attention`).
+
+The score is any of the three layers of `keras_attention`: `"dot"`,
+`"general"` (multiplicative) or `"additive"` (Bahdanau). The encoder is a
+stack of LSTM or GRU layers, optionally bidirectional; the decoder has as
+many units as the encoder output (`units`, doubled when bidirectional) so
+that the dot score applies and the encoder's final states (forward and
+backward concatenated) initialise every decoder layer.
+
+All models share the same layers: `training_model` (`[source_ids,
+target_in] -> logits`), `attention_model` (`-> attention weights`, for
+alignment scoring), `encode` and `step` (one decoder step, in the
+`step_fn(tokens, state) -> (log_probs, new_state, attention)` form of
+`keras_attention.decoding`).
+"""
+
+import dataclasses
+import json
+
+import keras
+from keras import ops
+
+import keras_attention
+
+MODEL_TYPES = ("luong", "stepwise")
+SCORES = ("dot", "general", "additive")
+CELLS = ("lstm", "gru")
+
+
+@dataclasses.dataclass
+class ModelConfig:
+    """Hyper-parameters of the translation model.
+
+    Attributes:
+        source_vocab_size: Size of the source vocabulary.
+        target_vocab_size: Size of the target vocabulary.
+        model: `"luong"` (sequence mode) or `"stepwise"` (input feeding).
+        score: `"dot"`, `"general"` or `"additive"`.
+        cell: `"lstm"` or `"gru"`.
+        bidirectional: Whether the encoder is bidirectional.
+        embedding_dim: Size of the token embeddings.
+        units: Units of each encoder RNN (per direction).
+        encoder_layers: Number of stacked encoder RNNs.
+        decoder_layers: Number of stacked decoder RNNs.
+        dropout: Dropout rate on embeddings, between layers and on the
+            attentional output.
+        attention_units: Hidden size of the additive score (defaults to the
+            decoder units).
+    """
+
+    source_vocab_size: int
+    target_vocab_size: int
+    model: str = "luong"
+    score: str = "general"
+    cell: str = "lstm"
+    bidirectional: bool = True
+    embedding_dim: int = 64
+    units: int = 128
+    encoder_layers: int = 1
+    decoder_layers: int = 1
+    dropout: float = 0.1
+    attention_units: int = None
+
+    def __post_init__(self):
+        for name, allowed in (
+            ("model", MODEL_TYPES),
+            ("score", SCORES),
+            ("cell", CELLS),
+        ):
+            value = getattr(self, name)
+            if value not in allowed:
+                raise ValueError(
+                    f"`{name}` must be one of {allowed}. Received: {name}={value!r}"
+                )
+        for name in (
+            "source_vocab_size",
+            "target_vocab_size",
+            "embedding_dim",
+            "units",
+            "encoder_layers",
+            "decoder_layers",
+        ):
+            value = getattr(self, name)
+            if not isinstance(value, int) or value < 1:
+                raise ValueError(
+                    f"`{name}` must be a positive integer. Received: {name}={value!r}"
+                )
+        if not 0.0 <= self.dropout < 1.0:
+            raise ValueError(
+                f"`dropout` must be in [0, 1). Received: dropout={self.dropout}"
+            )
+
+    @property
+    def decoder_units(self):
+        return self.units * (2 if self.bidirectional else 1)
+
+    def to_json(self):
+        return json.dumps(dataclasses.asdict(self), indent=2)
+
+    @classmethod
+    def from_json(cls, text):
+        return cls(**json.loads(text))
+
+
+def make_attention(config):
+    """The attention layer of the configured score."""
+    if config.score == "dot":
+        return keras_attention.DotAttention(name="attention")
+    if config.score == "general":
+        return keras_attention.MultiplicativeAttention(name="attention")
+    return keras_attention.AdditiveAttention(
+        units=config.attention_units or config.decoder_units, name="attention"
+    )
+
+
+def _rnn(config, units, name):
+    layer_class = (
+        keras.layers.LSTM if config.cell == "lstm" else keras.layers.GRU
+    )
+    return layer_class(
+        units, return_sequences=True, return_state=True, name=name
+    )
+
+
+def _states_per_layer(config):
+    return 2 if config.cell == "lstm" else 1
+
+
+class Seq2Seq:
+    """The layers of an attentional encoder-decoder and the models on them.
+
+    Args:
+        config: A `ModelConfig`.
+
+    Attributes:
+        training_model: `keras.Model` `{"source_ids", "target_in"} ->
+            logits (batch, T, target_vocab_size)`, float32.
+        attention_model: `keras.Model`, same inputs, `-> weights
+            (batch, T, S)`, teacher-forced attention.
+        encoder_model: `keras.Model` `source_ids -> [memory, *states]`.
+    """
+
+    def __init__(self, config):
+        self.config = config
+        c = config
+        self.source_embedding = keras.layers.Embedding(
+            c.source_vocab_size, c.embedding_dim, mask_zero=True,
+            name="source_embedding",
+        )
+        self.target_embedding = keras.layers.Embedding(
+            c.target_vocab_size, c.embedding_dim, mask_zero=True,
+            name="target_embedding",
+        )
+        self.encoder_rnns = []
+        for i in range(c.encoder_layers):
+            rnn = _rnn(c, c.units, f"encoder_rnn_{i}")
+            if c.bidirectional:
+                rnn = keras.layers.Bidirectional(
+                    rnn, merge_mode="concat", name=f"encoder_birnn_{i}"
+                )
+            self.encoder_rnns.append(rnn)
+        self.dropout = keras.layers.Dropout(c.dropout, name="dropout")
+        self.attention = make_attention(c)
+        self.output_projection = keras.layers.Dense(
+            c.target_vocab_size, dtype="float32", name="logits"
+        )
+        if c.model == "luong":
+            self.decoder_rnns = [
+                _rnn(c, c.decoder_units, f"decoder_rnn_{i}")
+                for i in range(c.decoder_layers)
+            ]
+            # Luong's attentional output tanh(W_c [c_t; h_t]).
+            self.attentional_output = keras.layers.Dense(
+                c.decoder_units, activation="tanh", use_bias=False,
+                name="attentional_output",
+            )
+        else:
+            self._build_stepwise_decoder()
+        self._build_models()
+
+    # ------------------------------------------------------------------
+    def _build_stepwise_decoder(self):
+        if not hasattr(keras_attention, "AttentionRNN"):
+            raise ValueError(
+                "`model='stepwise'` needs `keras_attention.AttentionRNN`, "
+                "which this installation of keras_attention does not have. "
+                "Received: model='stepwise'"
+            )
+        raise NotImplementedError("stepwise decoder: pending AttentionRNN")
+
+    def _encode_symbolic(self, source_ids, training=None):
+        c = self.config
+        x = self.source_embedding(source_ids)
+        x = self.dropout(x, training=training)
+        states = None
+        for i, rnn in enumerate(self.encoder_rnns):
+            outputs = rnn(x, training=training)
+            x, states = outputs[0], list(outputs[1:])
+            if i < len(self.encoder_rnns) - 1:
+                x = self.dropout(x, training=training)
+        if c.bidirectional:
+            n = _states_per_layer(c)
+            forward, backward = states[:n], states[n:]
+            states = [
+                ops.concatenate([f, b], axis=-1)
+                for f, b in zip(forward, backward)
+            ]
+        return x, states
+
+    def _decode_sequence(self, target_in, memory, source_mask, states, training=None):
+        y = self.target_embedding(target_in)
+        y = self.dropout(y, training=training)
+        for i, rnn in enumerate(self.decoder_rnns):
+            outputs = rnn(y, initial_state=states, training=training)
+            y = outputs[0]
+            if i < len(self.decoder_rnns) - 1:
+                y = self.dropout(y, training=training)
+        context, weights = self.attention(
+            y, memory, value_mask=source_mask, training=training
+        )
+        h_tilde = self.attentional_output(ops.concatenate([context, y], axis=-1))
+        h_tilde = self.dropout(h_tilde, training=training)
+        logits = self.output_projection(h_tilde)
+        return logits, weights
+
+    def _build_models(self):
+        source_ids = keras.Input((None,), dtype="int32", name="source_ids")
+        target_in = keras.Input((None,), dtype="int32", name="target_in")
+        memory, states = self._encode_symbolic(source_ids)
+        source_mask = ops.not_equal(source_ids, 0)
+        logits, weights = self._decode_sequence(
+            target_in, memory, source_mask, states
+        )
+        # The loss masks padding itself (`train.masked_loss`): the logits
+        # carry no Keras mask.
+        logits = _DropMask(name="drop_mask")(logits)
+        self.training_model = keras.Model(
+            {"source_ids": source_ids, "target_in": target_in},
+            logits,
+            name="nmt",
+        )
+        self.attention_model = keras.Model(
+            {"source_ids": source_ids, "target_in": target_in},
+            _DropMask(name="drop_mask_weights")(weights),
+            name="nmt_attention",
+        )
+        self.encoder_model = keras.Model(
+            source_ids,
+            [_DropMask(name="drop_mask_memory")(memory)] + list(states),
+            name="nmt_encoder",
+        )
+
+    # ------------------------------------------------------------------
+    # Step-wise inference, in the `keras_attention.decoding` step_fn form.
+    def encode(self, source_ids):
+        """Initial decoder state for a batch of source ids `(batch, S)`.
+
+        Returns:
+            A dict: `memory (batch, S, D)`, `keys` (the attention's
+            projected memory, computed once), `mask (batch, S)` bool and
+            `rnn`, a list (one entry per decoder layer) of lists of states.
+        """
+        outputs = self.encoder_model(source_ids, training=False)
+        memory, states = outputs[0], list(outputs[1:])
+        if not self.attention.built:
+            self.attention.build(
+                (None, self.config.decoder_units), tuple(memory.shape)
+            )
+        keys = self.attention.project_key(
+            ops.cast(memory, self.attention._score_dtype())
+        )
+        return {
+            "memory": memory,
+            "keys": keys,
+            "mask": ops.not_equal(source_ids, 0),
+            "rnn": [list(states) for _ in self.decoder_rnns],
+        }
+
+    def step(self, tokens, state):
+        """One decoder step: `(log_probs, new_state, attention)`.
+
+        Args:
+            tokens: int `(batch,)`, the previous target tokens.
+            state: The dict of `encode` (or of the previous step).
+        """
+        y = self.target_embedding(tokens)
+        new_rnn = []
+        for rnn, layer_state in zip(self.decoder_rnns, state["rnn"]):
+            y, new_state = rnn.cell(y, list(layer_state), training=False)
+            new_rnn.append(list(new_state))
+        context, weights = self.attention.attend(
+            y, state["memory"], state["keys"], value_mask=state["mask"]
+        )
+        h_tilde = self.attentional_output(ops.concatenate([context, y], axis=-1))
+        logits = ops.cast(self.output_projection(h_tilde), "float32")
+        log_probs = ops.log_softmax(logits, axis=-1)
+        new_state = dict(state)
+        new_state["rnn"] = new_rnn
+        return log_probs, new_state, ops.cast(weights, "float32")
+
+
+class _DropMask(keras.layers.Layer):
+    """Identity that removes the Keras mask."""
+
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self.supports_masking = True
+
+    def call(self, inputs):
+        return inputs
+
+    def compute_mask(self, inputs, mask=None):
+        return None
+
+
+def build_model(config):
+    """Builds a `Seq2Seq` from a `ModelConfig`."""
+    return Seq2Seq(config)
