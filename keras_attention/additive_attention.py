@@ -8,7 +8,7 @@ from keras import ops
 from keras_attention.base_attention import BaseAttention
 from keras_attention.scores import additive_score
 
-DEFAULT_MAX_BLOCK_ELEMENTS = 1 << 22
+DEFAULT_MAX_BLOCK_ELEMENTS = 1 << 19
 
 
 @keras.saving.register_keras_serializable(package="keras_attention")
@@ -28,11 +28,16 @@ class AdditiveAttention(BaseAttention):
     which has no projections, this is the full score of the paper.
 
     The keys are projected once per memory (`W1 k_i`, see `project_key`).
-    The `tanh` term has `Tq * S * units` elements per example; beyond
-    `max_block_elements` it is computed in blocks of query rows, each
-    recomputed in the backward pass, so long sequences fit in memory: the
-    score then needs about `batch_size * max_block_elements` elements (when
-    `Tq` and `S` are known at trace time).
+    The `tanh` term has `batch_size * Tq * S * units` elements. It is
+    computed in blocks of at most `max_block_elements` elements (groups of
+    examples times blocks of query rows; at least one query row of one
+    example, `S * units` elements) with a hand-written gradient that
+    recomputes each block in the backward pass, so the score needs memory
+    for a few blocks, not for the whole term, for static and dynamic shapes
+    alike. The blocks are small enough to stay in the CPU caches, which also
+    makes the layer faster than the naive formulation. When the whole term
+    fits in one block, or for one decoder step (`Tq == 1`), it is computed in
+    one piece and kept for the backward pass.
 
     Reference:
         - [Bahdanau et al., 2014](https://arxiv.org/abs/1409.0473)
@@ -48,9 +53,10 @@ class AdditiveAttention(BaseAttention):
         bias_initializer: Initializer of `b`. Defaults to `"zeros"`.
         kernel_regularizer: Optional regularizer of `W1`, `W2` and `v`.
         kernel_constraint: Optional constraint of `W1`, `W2` and `v`.
-        max_block_elements: Positive integer or `None`. Bound, per example,
-            on the elements of the `tanh` term computed at once. Defaults to
-            `4194304` (16 MiB of float32 per example).
+        max_block_elements: Positive integer or `None`. Bound on the
+            elements of one block of the `tanh` term (see above); `None`
+            computes the term in one piece. Defaults to `524288` (2 MiB of
+            float32).
         dropout: Float between 0 and 1. Fraction of the attention weights to
             drop during training. Defaults to `0.0`.
         seed: Python integer, the seed of the dropout. Defaults to `None`.

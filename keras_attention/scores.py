@@ -43,58 +43,219 @@ def additive_score(query_proj, key_proj, v, max_block_elements=None):
 
     The projections are computed by the caller: `query_proj = q W2 + b` of
     shape `(batch_size, Tq, units)` and `key_proj = k W1` of shape
-    `(batch_size, S, units)`. The intermediate `tanh(...)` tensor has
-    `Tq * S * units` elements per example. When that exceeds
-    `max_block_elements` (and `Tq`, `S` are known when the function is
-    traced), the queries are processed in blocks of rows and each block is
-    rematerialised in the backward pass (`keras.remat`), so the intermediate
-    memory stays within `batch_size * max_block_elements` elements (plus one
-    block's worth of gradient) in the forward and the backward pass.
+    `(batch_size, S, units)`. The `tanh(...)` term has
+    `batch_size * Tq * S * units` elements, which the naive formulation
+    (`keras.layers.AdditiveAttention`) materialises several times over in the
+    forward and backward passes.
+
+    Here the gradient is written by hand (`keras.ops.custom_gradient`):
+
+        h_ij = tanh(qp_i + kp_j)
+        de/dqp_i = v * sum_j g_ij (1 - h_ij^2)
+        de/dkp_j = v * sum_i g_ij (1 - h_ij^2)
+        de/dv    = sum_ij g_ij h_ij
+
+    When the whole term fits in `max_block_elements` elements (or for one
+    decoder step, `Tq == 1`), it is computed in one piece and kept for the
+    backward pass. Otherwise it is computed in blocks of at most
+    `max_block_elements` elements (groups of examples times blocks of query
+    rows, at least one query row of one example, `S * units` elements),
+    in a loop, and each block is recomputed in the backward pass: nothing of
+    size `batch_size * Tq * S * units` is ever stored, and the blocks are
+    small enough to stay in the CPU caches.
 
     Args:
         query_proj: `(batch_size, Tq, units)`.
         key_proj: `(batch_size, S, units)`.
         v: `(units,)`.
-        max_block_elements: Optional bound on the number of elements, per
-            example, of the intermediate tensor. `None` computes it in one
-            piece.
+        max_block_elements: Optional bound on the number of elements of one
+            block of the `tanh` term. `None` computes it in one piece.
 
     Returns:
         Scores of shape `(batch_size, Tq, S)`.
     """
-    v_col = ops.expand_dims(v, -1)
-
-    def block_scores(q_block, k):
-        hidden = ops.tanh(ops.expand_dims(q_block, 2) + ops.expand_dims(k, 1))
-        return ops.squeeze(ops.matmul(hidden, v_col), -1)
-
-    num_queries = query_proj.shape[1]
-    rows = _rows_per_block(query_proj, key_proj, max_block_elements)
-    if rows is None or num_queries is None or rows >= num_queries:
-        return block_scores(query_proj, key_proj)
-    block_fn = _remat(block_scores)
-    blocks = [
-        block_fn(query_proj[:, start : start + rows], key_proj)
-        for start in range(0, num_queries, rows)
-    ]
-    return ops.concatenate(blocks, axis=1)
+    batch, num_queries, units = _dims(query_proj)
+    source = _dims(key_proj)[1]
+    total = _product(batch, num_queries, source, units)
+    if (
+        max_block_elements is None
+        or num_queries == 1
+        or (isinstance(total, int) and total <= max_block_elements)
+    ):
+        return _additive_score_whole(query_proj, key_proj, v)
+    return _additive_score_blocked(
+        query_proj, key_proj, v, max_block_elements
+    )
 
 
-def _rows_per_block(query_proj, key_proj, max_block_elements):
-    """Query rows per block so that one block fits `max_block_elements`."""
-    if max_block_elements is None:
-        return None
-    source = key_proj.shape[1]
-    units = query_proj.shape[-1]
-    if source is None or units is None:
-        return None
-    return max(1, int(max_block_elements // (source * units)))
+def additive_block_shape(batch, num_queries, source, units, max_block_elements):
+    """Examples per group and query rows per block of the blocked score.
+
+    A block holds `examples * rows * source * units` elements: at most
+    `max_block_elements`, or one query row of one example (`source * units`)
+    when that alone is larger.
+
+    Returns:
+        `(examples, rows)`, Python integers for static sizes (tensors for
+        sizes only known at run time, on the TensorFlow backend).
+    """
+    per_row = _product(source, units)
+    rows = _clip(_floordiv(max_block_elements, per_row), 1, num_queries)
+    per_example = _product(num_queries, per_row)
+    examples = _clip(_floordiv(max_block_elements, per_example), 1, batch)
+    return examples, rows
 
 
-def _remat(fn):
-    from keras import remat
+def _block_scores(q_block, k_block, v):
+    hidden = ops.tanh(ops.expand_dims(q_block, -2) + ops.expand_dims(k_block, -3))
+    return hidden, ops.squeeze(ops.matmul(hidden, ops.expand_dims(v, -1)), -1)
 
-    return remat(fn)
+
+def _block_grads(hidden, upstream, v):
+    """Gradients of `sum(upstream * (hidden @ v))` w.r.t. qp, kp and v."""
+    units = hidden.shape[-1]
+    grad_v = ops.matmul(
+        ops.reshape(upstream, (1, -1)), ops.reshape(hidden, (-1, units))
+    )[0]
+    pre = ops.expand_dims(upstream, -1) * (1.0 - ops.square(hidden))
+    grad_q = ops.sum(pre, axis=-2) * v
+    grad_k = ops.sum(pre, axis=-3) * v
+    return grad_q, grad_k, grad_v
+
+
+@ops.custom_gradient
+def _additive_score_whole(query_proj, key_proj, v):
+    hidden, scores = _block_scores(query_proj, key_proj, v)
+
+    def grad(*args, upstream=None):
+        if upstream is None:
+            (upstream,) = args
+        return _block_grads(hidden, upstream, v)
+
+    return scores, grad
+
+
+def _additive_score_blocked(query_proj, key_proj, v, max_block_elements):
+    batch, num_queries, units = _dims(query_proj)
+    source = _dims(key_proj)[1]
+    examples, rows = additive_block_shape(
+        batch, num_queries, source, units, max_block_elements
+    )
+    num_groups = _ceildiv(batch, examples)
+    num_blocks = _ceildiv(num_queries, rows)
+    padded_batch = _product(num_groups, examples)
+    padded_queries = _product(num_blocks, rows)
+
+    def pad(x, padded_rows, rows_now):
+        # Zero rows: padded queries get zero upstream gradient, so they add
+        # nothing to the key and `v` gradients; they are sliced off.
+        return ops.pad(
+            x, [[0, padded_batch - batch], [0, padded_rows - rows_now], [0, 0]]
+        )
+
+    def group_slices(qp, kp, g):
+        start = g * examples
+        q_g = ops.slice(qp, [start, 0, 0], [examples, padded_queries, units])
+        k_g = ops.slice(kp, [start, 0, 0], [examples, source, units])
+        return q_g, k_g
+
+    def row_block(x, j):
+        return ops.slice(x, [0, j * rows, 0], [examples, rows, _dims(x)[-1]])
+
+    @ops.custom_gradient
+    def blocked(qp, kp, v):
+        def group_scores(g):
+            q_g, k_g = group_slices(qp, kp, g)
+
+            def block(j):
+                return _block_scores(row_block(q_g, j), k_g, v)[1]
+
+            # (num_blocks, examples, rows, S) -> (examples, Tq', S)
+            out = ops.map(block, ops.arange(num_blocks))
+            out = ops.transpose(out, (1, 0, 2, 3))
+            return ops.reshape(out, (examples, padded_queries, source))
+
+        scores = ops.map(group_scores, ops.arange(num_groups))
+        scores = ops.reshape(scores, (padded_batch, padded_queries, source))
+
+        def grad(*args, upstream=None):
+            if upstream is None:
+                (upstream,) = args
+            upstream = ops.cast(upstream, qp.dtype)
+
+            def group_grads(g):
+                q_g, k_g = group_slices(qp, kp, g)
+                g_g = ops.slice(
+                    upstream,
+                    [g * examples, 0, 0],
+                    [examples, padded_queries, source],
+                )
+                row_ids = ops.reshape(ops.arange(padded_queries), (1, -1, 1))
+
+                def body(j, carry):
+                    grad_q, grad_k, grad_v = carry
+                    hidden, _ = _block_scores(row_block(q_g, j), k_g, v)
+                    dq, dk, dv = _block_grads(hidden, row_block(g_g, j), v)
+                    # Place the rows of this block into the query gradient.
+                    in_block = ops.logical_and(
+                        row_ids >= j * rows, row_ids < (j + 1) * rows
+                    )
+                    dq = ops.tile(dq, (1, num_blocks, 1))
+                    grad_q = ops.where(in_block, dq, grad_q)
+                    return grad_q, grad_k + dk, grad_v + dv
+
+                init = (
+                    ops.zeros_like(q_g),
+                    ops.zeros_like(k_g),
+                    ops.zeros_like(v),
+                )
+                return ops.fori_loop(0, num_blocks, body, init)
+
+            grad_q, grad_k, grad_v = ops.map(
+                group_grads, ops.arange(num_groups)
+            )
+            grad_q = ops.reshape(grad_q, (padded_batch, padded_queries, units))
+            grad_k = ops.reshape(grad_k, (padded_batch, source, units))
+            return grad_q, grad_k, ops.sum(grad_v, axis=0)
+
+        return scores, grad
+
+    scores = blocked(
+        pad(query_proj, padded_queries, num_queries),
+        pad(key_proj, source, source),
+        v,
+    )
+    return scores[:batch, :num_queries]
+
+
+def _dims(x):
+    """Static sizes as Python integers, unknown ones as scalar tensors."""
+    dynamic = ops.shape(x)
+    return tuple(
+        s if s is not None else dynamic[i] for i, s in enumerate(x.shape)
+    )
+
+
+def _product(*sizes):
+    out = 1
+    for size in sizes:
+        out = out * size
+    return out
+
+
+def _floordiv(a, b):
+    return a // b
+
+
+def _ceildiv(a, b):
+    return (a + b - 1) // b
+
+
+def _clip(x, low, high):
+    if isinstance(x, int) and isinstance(high, int):
+        return max(low, min(x, high))
+    dtype = (high if isinstance(x, int) else x).dtype
+    return ops.clip(ops.cast(x, dtype), low, ops.cast(high, dtype))
 
 
 def sqrt_dim_scale(dim):
