@@ -559,3 +559,20 @@ def test_public_api():
     assert keras_attention.__version__
     for name in ("DotAttention", "MultiplicativeAttention", "AdditiveAttention"):
         assert hasattr(keras_attention, name)
+
+
+def test_package_uses_no_tensorflow():
+    """The layers are backend-agnostic: no TensorFlow import in the package."""
+    import pathlib
+    import re
+
+    package = pathlib.Path(keras_attention.__file__).parent
+    offenders = []
+    for path in package.rglob("*.py"):
+        for n, line in enumerate(path.read_text().splitlines(), 1):
+            code = line.split("#")[0]
+            if re.search(r"^\s*(import|from)\s+tensorflow\b", code) or re.search(
+                r"\btf\.", code
+            ):
+                offenders.append(f"{path.name}:{n}: {line.strip()}")
+    assert not offenders, offenders
