@@ -1,5 +1,7 @@
 """Runs an `AttentionWrapper` over a whole target sequence."""
 
+import copy
+
 import keras
 from keras import ops
 from keras import tree
@@ -360,7 +362,9 @@ class AttentionRNN(keras.layers.Layer):
 
     @classmethod
     def from_config(cls, config, custom_objects=None):
-        config = dict(config)
+        # Deep copy: Keras' own `from_config`s (StackedRNNCells) pop keys
+        # from the nested configs they are given.
+        config = copy.deepcopy(config)
         wrapper = keras.saving.deserialize_keras_object(
             config.pop("wrapper"), custom_objects=custom_objects
         )

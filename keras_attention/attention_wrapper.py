@@ -1,5 +1,7 @@
 """Step-wise attention around a Keras RNN cell (Luong and Bahdanau wirings)."""
 
+import copy
+
 import keras
 from keras import ops
 from keras import tree
@@ -491,7 +493,9 @@ class AttentionWrapper(keras.layers.Layer):
 
     @classmethod
     def from_config(cls, config, custom_objects=None):
-        config = dict(config)
+        # Deep copy: Keras' own `from_config`s (StackedRNNCells) pop keys
+        # from the nested configs they are given.
+        config = copy.deepcopy(config)
         cell = keras.saving.deserialize_keras_object(
             config.pop("cell"), custom_objects=custom_objects
         )
