@@ -1,7 +1,17 @@
-"""Attention layers for Keras 3: Luong dot and general, Bahdanau additive."""
+"""Attention layers for Keras 3: Luong dot and general, Bahdanau additive.
 
+Also: the RNN wrappers for step-wise attention with input feeding, in-graph
+greedy and beam search decoders, and attention plots.
+"""
+
+from keras_attention import decoding
 from keras_attention.additive_attention import AdditiveAttention
+from keras_attention.attention_rnn import AttentionRNN
+from keras_attention.attention_wrapper import AttentionWrapper
+from keras_attention.attentional_output import AttentionalOutput
 from keras_attention.base_attention import BaseAttention
+from keras_attention.decoding import beam_search_decode
+from keras_attention.decoding import greedy_decode
 from keras_attention.dot_attention import DotAttention
 from keras_attention.multiplicative_attention import MultiplicativeAttention
 from keras_attention.version import __version__
