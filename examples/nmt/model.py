@@ -312,8 +312,13 @@ class Seq2Seq:
         return log_probs, new_state, ops.cast(weights, "float32")
 
 
+@keras.saving.register_keras_serializable(package="nmt")
 class _DropMask(keras.layers.Layer):
-    """Identity that removes the Keras mask."""
+    """Identity that removes the Keras mask.
+
+    Registered so that the example's models save to `.keras` and load back
+    with `safe_mode=True` without `custom_objects`.
+    """
 
     def __init__(self, **kwargs):
         super().__init__(**kwargs)
