@@ -106,9 +106,14 @@ def _add_train_args(p):
     g.add_argument("--bucket-boundaries", type=int, nargs="*", default=[8, 12, 16, 24, 32],
                    help="length buckets (none: pad each batch to its longest)")
     g.add_argument("--steps-per-epoch", type=int, default=None)
-    g.add_argument("--mixed-precision", action="store_true", help="mixed_float16 policy")
+    g.add_argument("--mixed-precision", nargs="?", const="float16", default=None,
+                   choices=["float16", "bfloat16"],
+                   help="mixed_float16 (the default when given alone) or "
+                   "mixed_bfloat16 policy; logits and softmaxes stay float32")
     g.add_argument("--jit-compile", action="store_true", help="XLA-compile the train step")
-    g.add_argument("--strategy", default="default", choices=["default", "mirrored", "multi-worker"])
+    g.add_argument("--strategy", default="default", choices=["default", "mirrored", "multi-worker"],
+                   help="'mirrored': all local GPUs; 'multi-worker': the "
+                   "workers of TF_CONFIG (run the same command on each)")
     g.add_argument("--seed", type=int, default=0)
     g.add_argument("--verbose", default="auto", help="Keras fit verbosity: auto, 0, 1, 2")
 

@@ -28,6 +28,7 @@ import tensorflow as tf
 from keras import ops
 
 from examples.nmt import data as data_lib
+from examples.nmt import distribute
 from examples.nmt import model as model_lib
 from examples.nmt import text as text_lib
 
@@ -69,7 +70,7 @@ class TrainConfig:
     label_smoothing: float = 0.0
     patience: int = 3
     bucket_boundaries: tuple = (8, 12, 16, 24, 32)
-    mixed_precision: bool = False
+    mixed_precision: str = None  # None, "float16" or "bfloat16"
     jit_compile: bool = False
     strategy: str = "default"
     seed: int = 0
@@ -295,18 +296,10 @@ def get_strategy(name):
     """The `tf.distribute` strategy the model is built under.
 
     `"default"` is the default strategy (one device: the GPU when there is
-    one, the CPU otherwise); `"mirrored"` replicates over the local GPUs.
+    one, the CPU otherwise); `"mirrored"` replicates over the local GPUs;
+    `"multi-worker"` over the workers of `TF_CONFIG` (see `distribute`).
     """
-    if name == "default":
-        return tf.distribute.get_strategy()
-    if name == "mirrored":
-        return tf.distribute.MirroredStrategy()
-    if name == "multi-worker":
-        return tf.distribute.MultiWorkerMirroredStrategy()
-    raise ValueError(
-        "`strategy` must be 'default', 'mirrored' or 'multi-worker'. "
-        f"Received: strategy={name!r}"
-    )
+    return distribute.get_strategy(name)
 
 
 def learning_rate_schedule(train_config, total_steps):
@@ -375,10 +368,15 @@ def train(run_dir, data_config, text_config, model_config, train_config, log=pri
     `model_config.source_vocab_size`/`target_vocab_size` are overwritten by
     the sizes of the learned vocabularies.
     """
+    # First: MultiWorkerMirroredStrategy must exist before any TF op runs.
+    strategy = get_strategy(train_config.strategy)
+    # Workers other than the chief write to their own sub-directory.
+    run_dir = distribute.worker_dir(run_dir, strategy)
     os.makedirs(run_dir, exist_ok=True)
     keras.utils.set_random_seed(train_config.seed)
-    if train_config.mixed_precision:
-        keras.config.set_dtype_policy("mixed_float16")
+    policy = distribute.mixed_precision_policy(train_config.mixed_precision)
+    if policy:
+        keras.config.set_dtype_policy(policy)
     splits = prepare(run_dir, data_config, text_config, log=log)
     source, target = make_processors(run_dir, text_config)
     model_config = dataclasses.replace(
@@ -402,10 +400,11 @@ def train(run_dir, data_config, text_config, model_config, train_config, log=pri
         if validation is not None
         else None
     )
-    strategy = get_strategy(train_config.strategy)
     with strategy.scope():
         seq2seq = model_lib.build_model(model_config)
         compile_model(seq2seq, train_config, steps_per_epoch * train_config.epochs)
+    # keras-team/keras#20585 (no-op unless the strategy spans 2+ workers).
+    distribute.apply_multi_worker_fit_workaround(seq2seq.training_model, strategy)
     monitor = "val_loss" if val_ds is not None else "loss"
     os.makedirs(_path(run_dir, "checkpoints"), exist_ok=True)
     callbacks = [

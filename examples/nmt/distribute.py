@@ -1,0 +1,286 @@
+"""Distributed training of the NMT example with `tf.distribute`.
+
+Three strategies, chosen with `--strategy`:
+
+- `"default"`: one device (the first GPU when there is one, else the CPU).
+- `"mirrored"`: `tf.distribute.MirroredStrategy`, synchronous data
+  parallelism over all local GPUs (over the logical CPU devices when there
+  is no GPU, which is how the tests run it on a laptop).
+- `"multi-worker"`: `tf.distribute.MultiWorkerMirroredStrategy`, the same
+  over several machines, configured by the `TF_CONFIG` environment
+  variable (`make_tf_config` writes one). Every worker runs the same
+  command; worker 0 is the chief.
+
+The global batch (`--batch-size`) is split over the replicas, so each
+replica sees `batch_size / num_replicas` examples a step; gradients are
+summed over the replicas after Keras has scaled each replica's loss by
+`1 / num_replicas`, so a step is the step of one device on the whole global
+batch.
+
+Keras 3's `model.fit` does not work under `MultiWorkerMirroredStrategy`
+(https://github.com/keras-team/keras/issues/20585, still present in Keras
+3.15): `apply_multi_worker_fit_workaround` fixes it for one model, and only
+when the strategy really spans several workers.
+"""
+
+import json
+import os
+import socket
+import types
+
+import tensorflow as tf
+
+STRATEGIES = ("default", "mirrored", "multi-worker")
+MIXED_PRECISION = ("float16", "bfloat16")
+KERAS_ISSUE = "https://github.com/keras-team/keras/issues/20585"
+
+_multi_worker_strategy = None
+
+
+# ----------------------------------------------------------------------
+# Strategies.
+
+
+def configure_logical_cpus(count):
+    """Splits the CPU into `count` logical devices (for `"mirrored"` on CPU).
+
+    Must run before TensorFlow initialises its devices, i.e. before the
+    first op of the process.
+
+    Raises:
+        ValueError: if `count < 1`.
+        RuntimeError: if TensorFlow has already initialised its devices.
+    """
+    if not isinstance(count, int) or count < 1:
+        raise ValueError(
+            f"`count` must be a positive integer. Received: count={count!r}"
+        )
+    cpu = tf.config.list_physical_devices("CPU")[0]
+    tf.config.set_logical_device_configuration(
+        cpu, [tf.config.LogicalDeviceConfiguration() for _ in range(count)]
+    )
+
+
+def _mirrored_devices():
+    """All local GPUs, else all logical CPU devices."""
+    gpus = tf.config.list_logical_devices("GPU")
+    if gpus:
+        return [d.name for d in gpus]
+    return [d.name for d in tf.config.list_logical_devices("CPU")]
+
+
+def get_strategy(name):
+    """The `tf.distribute` strategy called `name` (one of `STRATEGIES`).
+
+    `"multi-worker"` reads the cluster from `TF_CONFIG` and must be created
+    before any other TensorFlow op of the process; later calls return the
+    same strategy.
+
+    Raises:
+        ValueError: for an unknown name.
+    """
+    if name == "default":
+        return tf.distribute.get_strategy()
+    if name == "mirrored":
+        return tf.distribute.MirroredStrategy(devices=_mirrored_devices())
+    if name == "multi-worker":
+        # One per process: it configures the collective ops of the process
+        # (a second one would reconfigure them under the first one's feet).
+        global _multi_worker_strategy
+        if _multi_worker_strategy is None:
+            _multi_worker_strategy = tf.distribute.MultiWorkerMirroredStrategy()
+        return _multi_worker_strategy
+    raise ValueError(
+        f"`strategy` must be one of {STRATEGIES}. Received: strategy={name!r}"
+    )
+
+
+def is_multi_worker(strategy):
+    """Whether `strategy` is a `MultiWorkerMirroredStrategy` over 2+ workers."""
+    return isinstance(
+        strategy, tf.distribute.MultiWorkerMirroredStrategy
+    ) and strategy.extended._in_multi_worker_mode()
+
+
+def task(strategy=None, tf_config=None):
+    """`(task_type, task_id)` of this process.
+
+    From the strategy's cluster resolver when it has one, else from
+    `tf_config` (a dict, default: the `TF_CONFIG` environment variable);
+    `(None, None)` outside a cluster.
+    """
+    resolver = getattr(strategy, "cluster_resolver", None)
+    if resolver is not None and resolver.task_type is not None:
+        return resolver.task_type, resolver.task_id
+    if tf_config is None:
+        tf_config = json.loads(os.environ.get("TF_CONFIG") or "{}")
+    info = tf_config.get("task") or {}
+    if "type" not in info:
+        return None, None
+    return info["type"], int(info.get("index", 0))
+
+
+def is_chief(strategy=None, tf_config=None):
+    """Whether this process writes the run's files.
+
+    True outside a cluster, for the `"chief"` task, and for worker 0 of a
+    cluster that has no `"chief"` task.
+    """
+    task_type, task_id = task(strategy, tf_config)
+    if task_type is None or task_type == "chief":
+        return True
+    if tf_config is None:
+        tf_config = json.loads(os.environ.get("TF_CONFIG") or "{}")
+    has_chief = "chief" in (tf_config.get("cluster") or {})
+    return task_type == "worker" and task_id == 0 and not has_chief
+
+
+def worker_dir(path, strategy=None, tf_config=None):
+    """Where this process writes the files of `path`.
+
+    The chief writes to `path`; every other worker writes to its own
+    `path/workers/<type>_<id>`, so that workers sharing a file system never
+    write the same file (each keeps its own copy of the vocabularies,
+    backups and checkpoints, which are the same as the chief's).
+    """
+    if is_chief(strategy, tf_config):
+        return path
+    task_type, task_id = task(strategy, tf_config)
+    return os.path.join(path, "workers", f"{task_type}_{task_id}")
+
+
+# ----------------------------------------------------------------------
+# Cluster configuration.
+
+
+def free_loopback_ports(count):
+    """`count` distinct TCP ports free on 127.0.0.1 (bound to port 0, closed)."""
+    sockets = []
+    try:
+        for _ in range(count):
+            s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            s.bind(("127.0.0.1", 0))
+            sockets.append(s)
+        return [s.getsockname()[1] for s in sockets]
+    finally:
+        for s in sockets:
+            s.close()
+
+
+def make_tf_config(addresses, index, task_type="worker"):
+    """The `TF_CONFIG` dict of task `index` in a cluster of workers.
+
+    Args:
+        addresses: `"host:port"` of every worker, worker 0 (the chief) first.
+        index: This task's position in `addresses`.
+        task_type: Defaults to `"worker"`.
+
+    Raises:
+        ValueError: if `index` is not a position of `addresses`.
+    """
+    addresses = list(addresses)
+    if not 0 <= index < len(addresses):
+        raise ValueError(
+            f"`index` must be in [0, {len(addresses)}). Received: index={index}"
+        )
+    return {
+        "cluster": {task_type: addresses},
+        "task": {"type": task_type, "index": index},
+    }
+
+
+# ----------------------------------------------------------------------
+# Mixed precision.
+
+
+def mixed_precision_policy(value):
+    """The Keras dtype policy of a `--mixed-precision` value.
+
+    `None`/`False` -> `None` (float32); `True` or `"float16"` ->
+    `"mixed_float16"`; `"bfloat16"` -> `"mixed_bfloat16"`.
+
+    Raises:
+        ValueError: for any other value.
+    """
+    if value is None or value is False:
+        return None
+    if value is True:
+        value = "float16"
+    if value not in MIXED_PRECISION:
+        raise ValueError(
+            f"`mixed_precision` must be one of {MIXED_PRECISION}. "
+            f"Received: mixed_precision={value!r}"
+        )
+    return f"mixed_{value}"
+
+
+# ----------------------------------------------------------------------
+# Keras issue 20585.
+
+
+def _first_local_value(strategy, value):
+    if isinstance(value, tf.distribute.DistributedValues):
+        return strategy.experimental_local_results(value)[0]
+    return value
+
+
+def _maybe_symbolic_build(self, iterator=None, data_batch=None):
+    """`TensorFlowTrainer._maybe_symbolic_build` on one local batch.
+
+    Upstream reduces the first distributed batch with
+    `strategy.reduce("MEAN", batch, axis=None)` only to read its shapes and
+    dtypes; under `MultiWorkerMirroredStrategy` that reduce fails
+    (`ValueError: Attempt to convert a value (PerReplica...)`). The batch
+    of the first local replica has the same shapes and dtypes.
+    """
+    if self._distribute_strategy is None:
+        return
+    strategy = self.distribute_strategy
+    if iterator is not None:
+        for _, _, it in iterator:
+            data_batch = tf.nest.map_structure(
+                lambda v: _first_local_value(strategy, v), next(it)
+            )
+            break
+    with strategy.scope():
+        self._symbolic_build(data_batch=data_batch)
+
+
+def apply_multi_worker_fit_workaround(model, strategy=None):
+    """Makes `model.fit`/`evaluate` work under `MultiWorkerMirroredStrategy`.
+
+    Keras 3 (3.15 included, keras-team/keras#20585) fails there twice:
+
+    1. `fit` starts by reducing the first distributed batch across workers
+       (`strategy.reduce("MEAN", batch)`) to build the model symbolically;
+       the collective reduce of a `PerReplica` batch raises `ValueError:
+       Attempt to convert a value (PerReplica...) to a Tensor`. Fix: this
+       model's `_maybe_symbolic_build` takes the first local replica's
+       batch instead (only its shapes and dtypes are used).
+    2. The train step reduces each scalar metric with `strategy.reduce(
+       "MEAN", value, axis=0)`: `ValueError: Invalid reduction dimension 0
+       for input with 0 dimensions`. Fix: `model.distribute_reduction_method
+       = "first"` (public API). Only the per-batch logs change: they show
+       the local replica's running metrics. The epoch logs, which
+       `EarlyStopping`, `ModelCheckpoint` and the history see, stay global:
+       Keras reads the metric variables (sync-on-read, summed over all
+       replicas of all workers) at the end of each epoch.
+
+    Gradients are untouched: they are all-reduced over the workers as
+    usual. A no-op (returns False) unless `strategy` spans 2+ workers.
+    `tests/test_distribute.py` runs Keras without the workaround in a
+    strict xfail, so that it starts failing when Keras fixes the bug.
+
+    Args:
+        model: A compiled `keras.Model` built under `strategy.scope()`.
+        strategy: Defaults to `model.distribute_strategy`.
+
+    Returns:
+        Whether the workaround was applied.
+    """
+    strategy = strategy or model.distribute_strategy
+    if not is_multi_worker(strategy):
+        return False
+    model._maybe_symbolic_build = types.MethodType(_maybe_symbolic_build, model)
+    model.distribute_reduction_method = "first"
+    return True
