@@ -87,6 +87,8 @@ def _add_model_args(p):
     g.add_argument("--decoder-layers", type=int, default=1)
     g.add_argument("--dropout", type=float, default=0.1)
     g.add_argument("--attention-units", type=int, default=None)
+    g.add_argument("--bridge", action=argparse.BooleanOptionalAction, default=True,
+                   help="initialise the decoder with the encoder's final states")
     g = p.add_argument_group("text")
     g.add_argument("--source-vocab-size", type=int, default=8000)
     g.add_argument("--target-vocab-size", type=int, default=8000)
@@ -138,7 +140,7 @@ def _configs(args):
         cell=args.cell, bidirectional=args.bidirectional, embedding_dim=args.embedding_dim,
         units=args.units, encoder_layers=args.encoder_layers,
         decoder_layers=args.decoder_layers, dropout=args.dropout,
-        attention_units=args.attention_units,
+        attention_units=args.attention_units, bridge=args.bridge,
     )
     verbose = args.verbose if args.verbose == "auto" else int(args.verbose)
     train_config = train_lib.TrainConfig(

@@ -368,17 +368,27 @@ def read_tfds(name, split="train", source_key=None, target_key=None):
 
 
 def detect_format(path):
-    """Guesses `"anki"` or `"tsv"` from the first well-formed lines."""
-    counts = collections.Counter()
+    """Guesses `"anki"` or `"tsv"` for a one-file corpus.
+
+    Anki/Tatoeba files are recognised by an attribution column (`CC-BY`,
+    `tatoeba`) in their first lines, or by their names (`fra.txt`,
+    `spa-eng.txt.gz`: a three-letter language code); anything else is a
+    plain `source<TAB>target` TSV. Pass `data_format` to be explicit.
+    """
+    name = os.path.basename(str(path))
+    if re.fullmatch(r"[a-z]{3}(-[a-z]{3})?\.txt(\.gz)?", name):
+        return "anki"
     with _open_text(path) as f:
         for i, raw in enumerate(f):
             line = _decode(raw)
-            if line and line.strip():
-                counts[len(line.split("\t"))] += 1
+            if line:
+                columns = line.split("\t")
+                if len(columns) == 3 and re.search(
+                    r"CC-BY|tatoeba", columns[2], re.IGNORECASE
+                ):
+                    return "anki"
             if i >= 200:
                 break
-    if counts and counts.most_common(1)[0][0] == 3:
-        return "anki"
     return "tsv"
 
 

@@ -128,7 +128,12 @@ class TranslatorModule(tf.Module):
         self.model = seq2seq.training_model
         self.model_variables = [v.value for v in seq2seq.training_model.variables]
 
-    @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name="text")])
+    # No autograph: the decoding loop is an explicit while loop and every
+    # Python `if` here is on configuration, not on tensors.
+    @tf.function(
+        input_signature=[tf.TensorSpec([None], tf.string, name="text")],
+        autograph=False,
+    )
     def translate(self, text):
         """Translates a batch of strings.
 

@@ -10,8 +10,10 @@ Two decoders, chosen by `ModelConfig.model`:
   layers step by step (`Seq2Seq.step`).
 - `"stepwise"` (input feeding, Luong et al., 2015, section 3.3): the
   previous attentional output `h~_{t-1}` is concatenated to the input of
-  the decoder at step `t`, through `keras_attention.AttentionRNN` (when
-  available in the installed `keras_attention`).
+  the decoder at step `t`: `keras_attention.AttentionWrapper` around an
+  LSTM/GRU cell, run over the target sequence by
+  `keras_attention.AttentionRNN` in training and step by step
+  (`AttentionWrapper.step`) in decoding.
 
 The score is any of the three layers of `keras_attention`: `"dot"`,
 `"general"` (multiplicative) or `"additive"` (Bahdanau). The encoder is a
@@ -34,6 +36,9 @@ import keras
 from keras import ops
 
 import keras_attention
+from keras_attention.attention_rnn import AttentionRNN
+from keras_attention.attention_wrapper import AttentionWrapper
+from keras_attention.attentional_output import AttentionalOutput
 
 MODEL_TYPES = ("luong", "stepwise")
 SCORES = ("dot", "general", "additive")
@@ -59,6 +64,10 @@ class ModelConfig:
             attentional output.
         attention_units: Hidden size of the additive score (defaults to the
             decoder units).
+        bridge: Whether the encoder's final states initialise the decoder.
+            Without the bridge the decoder starts from zeros and can only
+            learn about the source through the attention, which makes the
+            attention follow the word alignment closely.
     """
 
     source_vocab_size: int
@@ -73,6 +82,7 @@ class ModelConfig:
     decoder_layers: int = 1
     dropout: float = 0.1
     attention_units: int = None
+    bridge: bool = True
 
     def __post_init__(self):
         for name, allowed in (
@@ -183,9 +193,8 @@ class Seq2Seq:
                 for i in range(c.decoder_layers)
             ]
             # Luong's attentional output tanh(W_c [c_t; h_t]).
-            self.attentional_output = keras.layers.Dense(
-                c.decoder_units, activation="tanh", use_bias=False,
-                name="attentional_output",
+            self.attentional_output = AttentionalOutput(
+                c.decoder_units, name="attentional_output"
             )
         else:
             self._build_stepwise_decoder()
@@ -193,13 +202,36 @@ class Seq2Seq:
 
     # ------------------------------------------------------------------
     def _build_stepwise_decoder(self):
-        if not hasattr(keras_attention, "AttentionRNN"):
-            raise ValueError(
-                "`model='stepwise'` needs `keras_attention.AttentionRNN`, "
-                "which this installation of keras_attention does not have. "
-                "Received: model='stepwise'"
-            )
-        raise NotImplementedError("stepwise decoder: pending AttentionRNN")
+        c = self.config
+        cell_class = (
+            keras.layers.LSTMCell if c.cell == "lstm" else keras.layers.GRUCell
+        )
+        cells = [
+            cell_class(c.decoder_units, name=f"decoder_cell_{i}")
+            for i in range(c.decoder_layers)
+        ]
+        cell = (
+            cells[0]
+            if len(cells) == 1
+            else keras.layers.StackedRNNCells(cells, name="decoder_cells")
+        )
+        self.wrapper = AttentionWrapper(
+            cell,
+            self.attention,
+            attention_layer_size=c.decoder_units,
+            output_attention=True,
+            input_feeding=True,
+            name="attention_wrapper",
+        )
+        self.decoder_rnn = AttentionRNN(self.wrapper, name="decoder")
+
+    def _cell_state(self, states):
+        """Encoder final states in the structure of the decoder cell state."""
+        if states is None:
+            return None
+        if self.config.decoder_layers == 1:
+            return list(states)
+        return [list(states) for _ in range(self.config.decoder_layers)]
 
     def _encode_symbolic(self, source_ids, training=None):
         c = self.config
@@ -223,6 +255,14 @@ class Seq2Seq:
     def _decode_sequence(self, target_in, memory, source_mask, states, training=None):
         y = self.target_embedding(target_in)
         y = self.dropout(y, training=training)
+        if self.config.model == "stepwise":
+            outputs, weights = self.decoder_rnn(
+                y, memory, initial_state=self._cell_state(states),
+                inputs_mask=ops.not_equal(target_in, 0),
+                memory_mask=source_mask, training=training,
+            )
+            outputs = self.dropout(outputs, training=training)
+            return self.output_projection(outputs), weights
         for i, rnn in enumerate(self.decoder_rnns):
             outputs = rnn(y, initial_state=states, training=training)
             y = outputs[0]
@@ -231,7 +271,7 @@ class Seq2Seq:
         context, weights = self.attention(
             y, memory, value_mask=source_mask, training=training
         )
-        h_tilde = self.attentional_output(ops.concatenate([context, y], axis=-1))
+        h_tilde = self.attentional_output(context, y)
         h_tilde = self.dropout(h_tilde, training=training)
         logits = self.output_projection(h_tilde)
         return logits, weights
@@ -242,7 +282,8 @@ class Seq2Seq:
         memory, states = self._encode_symbolic(source_ids)
         source_mask = ops.not_equal(source_ids, 0)
         logits, weights = self._decode_sequence(
-            target_in, memory, source_mask, states
+            target_in, memory, source_mask,
+            states if self.config.bridge else None,
         )
         # The loss masks padding itself (`train.masked_loss`): the logits
         # carry no Keras mask.
@@ -275,6 +316,14 @@ class Seq2Seq:
         """
         outputs = self.encoder_model(source_ids, training=False)
         memory, states = outputs[0], list(outputs[1:])
+        source_mask = ops.not_equal(source_ids, 0)
+        if not self.config.bridge:
+            states = [ops.zeros_like(s) for s in states]
+        if self.config.model == "stepwise":
+            return self.wrapper.get_initial_state(
+                memory, memory_mask=source_mask,
+                cell_state=self._cell_state(states),
+            )
         if not self.attention.built:
             self.attention.build(
                 (None, self.config.decoder_units), tuple(memory.shape)
@@ -285,7 +334,7 @@ class Seq2Seq:
         return {
             "memory": memory,
             "keys": keys,
-            "mask": ops.not_equal(source_ids, 0),
+            "mask": source_mask,
             "rnn": [list(states) for _ in self.decoder_rnns],
         }
 
@@ -296,7 +345,20 @@ class Seq2Seq:
             tokens: int `(batch,)`, the previous target tokens.
             state: The dict of `encode` (or of the previous step).
         """
-        y = self.target_embedding(tokens)
+        # The embedding lookup without the layer call: a step has no
+        # padding to mask.
+        y = ops.cast(
+            ops.take(self.target_embedding.embeddings, tokens, axis=0),
+            self.target_embedding.compute_dtype,
+        )
+        if self.config.model == "stepwise":
+            output, new_state, weights = self.wrapper.step(y, state, training=False)
+            logits = ops.cast(self.output_projection(output), "float32")
+            return (
+                ops.log_softmax(logits, axis=-1),
+                new_state,
+                ops.cast(weights, "float32"),
+            )
         new_rnn = []
         for rnn, layer_state in zip(self.decoder_rnns, state["rnn"]):
             y, new_state = rnn.cell(y, list(layer_state), training=False)
@@ -304,7 +366,7 @@ class Seq2Seq:
         context, weights = self.attention.attend(
             y, state["memory"], state["keys"], value_mask=state["mask"]
         )
-        h_tilde = self.attentional_output(ops.concatenate([context, y], axis=-1))
+        h_tilde = self.attentional_output(context, y)
         logits = ops.cast(self.output_projection(h_tilde), "float32")
         log_probs = ops.log_softmax(logits, axis=-1)
         new_state = dict(state)
@@ -325,7 +387,8 @@ class _DropMask(keras.layers.Layer):
         self.supports_masking = True
 
     def call(self, inputs):
-        return inputs
+        # A new tensor: the input tensor object itself carries the mask.
+        return ops.copy(inputs)
 
     def compute_mask(self, inputs, mask=None):
         return None

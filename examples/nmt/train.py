@@ -21,6 +21,7 @@ import json
 import math
 import os
 import time
+import warnings
 
 import keras
 import numpy as np
@@ -426,6 +427,9 @@ def train(run_dir, data_config, text_config, model_config, train_config, log=pri
     verbose = train_config.verbose
     if verbose == "auto":
         verbose = 1 if os.isatty(1) else 2
+    # Keras warns when the validation set (of unknown length: bucketing)
+    # is exhausted, which is how every validation pass ends.
+    warnings.filterwarnings("ignore", message="Your input ran out of data")
     start = time.time()
     history = seq2seq.training_model.fit(
         train_ds,

@@ -1,0 +1,152 @@
+"""Models, loss and input pipeline of the NMT example."""
+
+import numpy as np
+import pytest
+
+tf = pytest.importorskip("tensorflow")
+pytest.importorskip("tensorflow_text")
+
+import keras  # noqa: E402
+
+from examples.nmt import data as data_lib  # noqa: E402
+from examples.nmt import model as model_lib  # noqa: E402
+from examples.nmt import text as text_lib  # noqa: E402
+from examples.nmt import train as train_lib  # noqa: E402
+
+pytestmark = pytest.mark.tf_only
+
+
+def _log_softmax(x):
+    x = x - x.max(-1, keepdims=True)
+    return x - np.log(np.exp(x).sum(-1, keepdims=True))
+
+
+# ----------------------------------------------------------------------
+# Loss and metric against numpy.
+
+
+@pytest.mark.parametrize("smoothing", [0.0, 0.1])
+def test_masked_loss_matches_numpy(smoothing):
+    rng = np.random.default_rng(0)
+    logits = rng.normal(size=(3, 4, 5)).astype("float32")
+    labels = np.array([[1, 2, 0, 0], [3, 4, 4, 0], [2, 0, 0, 0]])
+    got = float(train_lib.MaskedLoss(smoothing)(labels, logits))
+    log_p = _log_softmax(logits.astype("float64"))
+    target = np.eye(5)[labels] * (1 - smoothing) + smoothing / 5
+    per_token = -(target * log_p).sum(-1)
+    mask = labels != 0
+    expected = per_token[mask].mean()
+    assert got == pytest.approx(expected, rel=1e-5)
+
+
+def test_masked_loss_ignores_padding_logits():
+    rng = np.random.default_rng(1)
+    logits = rng.normal(size=(2, 3, 4)).astype("float32")
+    labels = np.array([[1, 2, 0], [3, 0, 0]])
+    changed = logits.copy()
+    changed[labels == 0] = 100.0 * rng.normal(size=changed[labels == 0].shape)
+    loss = train_lib.MaskedLoss()
+    assert float(loss(labels, logits)) == pytest.approx(float(loss(labels, changed)))
+
+
+def test_masked_accuracy_counts_only_real_tokens():
+    metric = train_lib.MaskedAccuracy()
+    labels = np.array([[1, 2, 0], [3, 0, 0]])
+    logits = np.zeros((2, 3, 4), "float32")
+    logits[0, 0, 1] = logits[0, 1, 3] = logits[1, 0, 3] = 1.0  # 2 of 3 right
+    logits[0, 2, 0] = logits[1, 1, 0] = logits[1, 2, 0] = 1.0  # padding
+    metric.update_state(labels, logits)
+    assert float(metric.result()) == pytest.approx(2 / 3)
+    metric.update_state(np.array([[1]]), np.eye(4, dtype="float32")[None, None, 2])
+    assert float(metric.result()) == pytest.approx(2 / 4)
+
+
+# ----------------------------------------------------------------------
+# Step-wise decoding equals the teacher-forced sequence computation.
+
+
+CONFIGS = [
+    dict(model="luong", score="general", cell="lstm", bidirectional=True),
+    dict(model="luong", score="dot", cell="gru", bidirectional=False, decoder_layers=2),
+    dict(model="stepwise", score="additive", cell="lstm", bidirectional=True),
+    dict(model="luong", score="additive", cell="lstm", bidirectional=True, bridge=False),
+    dict(model="stepwise", score="dot", cell="lstm", bidirectional=False, bridge=False),
+    dict(model="stepwise", score="general", cell="gru", bidirectional=False, decoder_layers=2),
+]
+
+
+@pytest.mark.parametrize("overrides", CONFIGS, ids=lambda c: "-".join(map(str, c.values())))
+def test_step_decoding_matches_teacher_forcing(overrides):
+    keras.utils.set_random_seed(0)
+    config = model_lib.ModelConfig(
+        source_vocab_size=13, target_vocab_size=11, embedding_dim=6, units=5,
+        dropout=0.0, **overrides,
+    )
+    seq2seq = model_lib.build_model(config)
+    source = np.array([[4, 5, 6, 7, 3], [8, 9, 3, 0, 0]], "int32")
+    target_in = np.array([[2, 4, 5, 6], [2, 7, 0, 0]], "int32")
+    inputs = {"source_ids": source, "target_in": target_in}
+    logits = np.asarray(seq2seq.training_model(inputs, training=False))
+    weights = np.asarray(seq2seq.attention_model(inputs, training=False))
+    expected = _log_softmax(logits.astype("float64"))
+
+    state = seq2seq.encode(tf.constant(source))
+    for t in range(target_in.shape[1]):
+        log_probs, state, attention = seq2seq.step(tf.constant(target_in[:, t]), state)
+        log_probs, attention = np.asarray(log_probs), np.asarray(attention)
+        for b in range(2):
+            if target_in[b, t] == 0:
+                continue
+            np.testing.assert_allclose(log_probs[b], expected[b, t], atol=1e-5)
+            np.testing.assert_allclose(attention[b], weights[b, t], atol=1e-5)
+    # Padded source positions get no attention.
+    assert np.all(weights[1, :, 3:] == 0)
+    np.testing.assert_allclose(weights[0].sum(-1), 1.0, atol=1e-5)
+
+
+def test_model_config_validation():
+    with pytest.raises(ValueError, match="score"):
+        model_lib.ModelConfig(5, 5, score="cosine")
+    with pytest.raises(ValueError, match="units"):
+        model_lib.ModelConfig(5, 5, units=0)
+    with pytest.raises(ValueError, match="dropout"):
+        model_lib.ModelConfig(5, 5, dropout=1.0)
+    config = model_lib.ModelConfig(5, 6, model="stepwise", units=3)
+    assert model_lib.ModelConfig.from_json(config.to_json()) == config
+    assert config.decoder_units == 6
+
+
+# ----------------------------------------------------------------------
+# Input pipeline.
+
+
+@pytest.fixture(scope="module")
+def dates_processors(tmp_path_factory):
+    root = tmp_path_factory.mktemp("run")
+    corpus = data_lib.generate_dates(120, seed=2)
+    for side, index, lower in (("source", 0, True), ("target", 1, False)):
+        vocab = text_lib.learn_vocabulary([p[index] for p in corpus.pairs], 300, lower)
+        text_lib.save_vocabulary(vocab, str(root / f"{side}_vocab.txt"))
+    source, target = train_lib.make_processors(str(root), train_lib.TextConfig())
+    return corpus, source, target
+
+
+@pytest.mark.parametrize("buckets", [None, (6, 9)])
+def test_dataset_shifts_targets_and_keeps_every_pair(dates_processors, buckets):
+    corpus, source, target = dates_processors
+    ds = train_lib.make_dataset(corpus, source, target, 16, bucket_boundaries=buckets)
+    seen = 0
+    for inputs, target_out in ds:
+        src, tin = inputs["source_ids"].numpy(), inputs["target_in"].numpy()
+        out = target_out.numpy()
+        assert src.dtype == np.int32 and tin.shape == out.shape
+        assert np.all(tin[:, 0] == text_lib.START_ID)
+        # target_out is target_in shifted by one token.
+        np.testing.assert_array_equal(tin[:, 1:], out[:, :-1] * (tin[:, 1:] != 0))
+        assert np.all((out == text_lib.END_ID).sum(1) == 1)
+        if buckets:
+            lengths = np.maximum((src != 0).sum(1), (tin != 0).sum(1) + 1)
+            bucket = np.searchsorted(buckets, lengths, side="right")
+            assert len(set(bucket)) == 1
+        seen += len(src)
+    assert seen == len(corpus)
