@@ -707,3 +707,30 @@ def test_decoders_export_to_saved_model(tmp_path):
     served = loaded.signatures["beam"](max_length=tf.constant([1, 5]))
     np.testing.assert_array_equal(served["lengths"].numpy(), [1, 2])
     np.testing.assert_array_equal(served["tokens"].numpy()[1], [3, 1])
+
+
+@pytest.mark.skipif(
+    keras.backend.backend() != "jax", reason="needs the JAX backend"
+)
+def test_decoders_under_jax_jit():
+    import jax
+
+    model = ToyModel(4, batch_size=3, vocab_size=6, source_length=4)
+    for decode, kwargs in (
+        (greedy_decode, {}),
+        (beam_search_decode, {"beam_width": 3}),
+    ):
+        jitted = jax.jit(
+            lambda state: decode(model.step, START, state, END, 7, **kwargs)
+        )(model.initial_state())
+        eager = decode(model.step, START, model.initial_state(), END, 7, **kwargs)
+        n = np_(eager["tokens"]).shape[1]
+        # Under jit the outputs keep max_length columns.
+        assert np_(jitted["tokens"]).shape[1] == 7
+        np.testing.assert_array_equal(
+            np_(jitted["tokens"])[:, :n], np_(eager["tokens"])
+        )
+        assert np.all(np_(jitted["tokens"])[:, n:] == END)
+        np.testing.assert_allclose(
+            np_(jitted["scores"]), np_(eager["scores"]), rtol=1e-5
+        )
