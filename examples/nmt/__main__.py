@@ -95,6 +95,8 @@ def _add_model_args(p):
     g.add_argument("--lower-case-target", action="store_true",
                    help="lower-case the target side too (the source always is)")
     g.add_argument("--max-tokens", type=int, default=64)
+    g.add_argument("--source-end-token", action=argparse.BooleanOptionalAction, default=True,
+                   help="append [END] to the source sentences")
 
 
 def _add_train_args(p):
@@ -133,7 +135,7 @@ def _configs(args):
     text_config = train_lib.TextConfig(
         source_vocab_size=args.source_vocab_size, target_vocab_size=args.target_vocab_size,
         source_lower_case=True, target_lower_case=args.lower_case_target,
-        max_tokens=args.max_tokens,
+        max_tokens=args.max_tokens, source_end_token=args.source_end_token,
     )
     model_config = model_lib.ModelConfig(
         source_vocab_size=1, target_vocab_size=1, model=args.model, score=args.score,
@@ -199,11 +201,18 @@ def cmd_translate(args):
     from examples.nmt import export as export_lib
     from examples.nmt import visual
 
-    texts = list(args.text)
+    # Undecodable bytes (arguments, a file or stdin in another encoding)
+    # become U+FFFD instead of stopping the command.
+    texts = [
+        t.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+        for t in args.text
+    ]
     if args.file:
-        with open(args.file, encoding="utf-8") as f:
+        with open(args.file, encoding="utf-8", errors="replace") as f:
             texts += [line.rstrip("\n") for line in f if line.strip()]
     if not texts:
+        if hasattr(sys.stdin, "reconfigure"):
+            sys.stdin.reconfigure(errors="replace")
         texts = [line.rstrip("\n") for line in sys.stdin if line.strip()]
     translate_fn = export_lib.load_saved_model(_resolve_saved_model(args.model))
     results = eval_lib.translate_all(translate_fn, texts)

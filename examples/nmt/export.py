@@ -146,6 +146,11 @@ class TranslatorModule(tf.Module):
             `target_lengths` `(batch,)` int32; `scores` `(batch,)` float32,
             the log-probability of the translation.
         """
+        # An empty batch cannot go through the encoder RNN (TensorFlow's
+        # loop cannot stack zero rows of an unknown shape): one extra empty
+        # string is decoded with the batch and dropped from the results.
+        num_texts = tf.shape(text)[0]
+        text = tf.concat([text, tf.constant([""])], axis=0)
         source_ids = self.source_processor.tokenize(text)
         source_dense = tf.cast(source_ids.to_tensor(text_lib.PAD_ID), tf.int32)
         state = self.seq2seq.encode(source_dense)
@@ -158,6 +163,8 @@ class TranslatorModule(tf.Module):
             text_lib.END_ID,
             self.max_output_tokens,
         )
+        decoded = {k: v[:num_texts] for k, v in decoded.items()}
+        source_ids = source_ids[:num_texts]
         tokens = tf.cast(decoded["tokens"], tf.int32)
         keep = _strip_after_end(tokens)
         lengths = tf.reduce_sum(tf.cast(keep, tf.int32), axis=1)
@@ -170,6 +177,7 @@ class TranslatorModule(tf.Module):
             keep, self.target_processor.token_strings(tokens), ""
         )
         source_strings = self.source_processor.token_strings(source_ids).to_tensor("")
+        attention = attention[:, :, : tf.shape(source_strings)[1]]
         return {
             "translation": self.target_processor.detokenize(tokens),
             "source_tokens": source_strings,
