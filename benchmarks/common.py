@@ -49,13 +49,19 @@ def peak_memory(fn, *args, device=None):
     return max(0, peak - before)
 
 
-def interleaved(candidates, warmup=1, repeats=5):
+def interleaved(candidates, warmup=1, repeats=5, min_seconds=0.0,
+                max_repeats=50):
     """Times candidates side by side.
 
     Args:
         candidates: dict name -> zero-argument callable.
         warmup: calls of each candidate before timing (the first traces).
-        repeats: timed rounds; each round calls every candidate once.
+        repeats: least number of timed rounds; each round calls every
+            candidate once, in the same order.
+        min_seconds: rounds are added (up to `max_repeats`) until the timed
+            rounds took at least this long in all, so that cheap cases get
+            more rounds and a steadier median.
+        max_repeats: most timed rounds.
 
     Returns:
         dict name -> list of seconds, one per round.
@@ -64,11 +70,18 @@ def interleaved(candidates, warmup=1, repeats=5):
         for fn in candidates.values():
             _sync(fn())
     times = {name: [] for name in candidates}
-    for _ in range(repeats):
+    elapsed = 0.0
+    rounds = 0
+    while rounds < repeats or (
+        elapsed < min_seconds and rounds < max_repeats
+    ):
         for name, fn in candidates.items():
             start = time.perf_counter()
             _sync(fn())
-            times[name].append(time.perf_counter() - start)
+            spent = time.perf_counter() - start
+            times[name].append(spent)
+            elapsed += spent
+        rounds += 1
     return times
 
 

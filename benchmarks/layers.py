@@ -150,7 +150,8 @@ def fit_batch(kind, batch, target, source, dim, budget_bytes):
     return batch
 
 
-def compare_case(kind, batch, target, source, dim, warmup, repeats, with_mha):
+def compare_case(kind, batch, target, source, dim, warmup, repeats, with_mha,
+                 min_seconds=0.0):
     """Times and peak memory of ours against Keras at one shape."""
     query, value, cotangent = make_inputs(batch, target, source, dim)
     constructions = [ours(kind, dim), keras_construction(kind, dim)]
@@ -164,7 +165,9 @@ def compare_case(kind, batch, target, source, dim, warmup, repeats, with_mha):
         name: (lambda s=s: s(query, value, cotangent))
         for name, s in steps.items()
     }
-    times = common.interleaved(calls, warmup=warmup, repeats=repeats)
+    times = common.interleaved(
+        calls, warmup=warmup, repeats=repeats, min_seconds=min_seconds
+    )
     memory = {
         name: common.peak_memory(s, query, value, cotangent)
         for name, s in steps.items()
@@ -182,7 +185,7 @@ def compare_case(kind, batch, target, source, dim, warmup, repeats, with_mha):
         "peak_bytes": memory,
         "time_ratio": common.paired_ratio(times[ours_name], times[keras_name]),
         "memory_ratio": memory[ours_name] / max(1, memory[keras_name]),
-        "rounds": repeats,
+        "rounds": len(times[ours_name]),
     }
     if with_mha:
         row["time_ratio_vs_mha"] = common.paired_ratio(
@@ -213,6 +216,7 @@ def run_layers(config, log=print):
                     config["warmup"],
                     config["repeats"],
                     with_mha=kind != "additive" and config["with_mha"],
+                    min_seconds=config.get("min_seconds", 0.0),
                 )
                 rows.append(row)
                 log(
@@ -266,7 +270,10 @@ def run_efficiency(config, log=print):
                 )
                 calls[f"{kind}_forward"] = lambda s=forward: s(query, value)
             times = common.interleaved(
-                calls, warmup=config["warmup"], repeats=config["repeats"]
+                calls,
+                warmup=config["warmup"],
+                repeats=config["repeats"],
+                min_seconds=config.get("min_seconds", 0.0),
             )
             mm_flops = 2 * batch * length * length * dim
             mm_rate = mm_flops / common.median(times["matmul"])

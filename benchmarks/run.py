@@ -35,7 +35,8 @@ def make_config(quick, memory_budget_gb=None):
                 "lengths": (16, 64, 256),
                 "dims": (256,),
                 "warmup": 1,
-                "repeats": 5,
+                "repeats": 4,
+                "min_seconds": 0.5,
                 "with_mha": True,
                 "memory_budget_bytes": budget,
             },
@@ -44,7 +45,7 @@ def make_config(quick, memory_budget_gb=None):
                 "lengths": (256,),
                 "dims": (256,),
                 "warmup": 1,
-                "repeats": 5,
+                "repeats": 4,
             },
             "scaling": {
                 "batch": 8,
@@ -52,12 +53,12 @@ def make_config(quick, memory_budget_gb=None):
                 "dim": 128,
                 "sources": (16, 128, 1024),
                 "warmup": 1,
-                "repeats": 3,
+                "repeats": 2,
                 "memory_budget_bytes": budget,
             },
             "nmt": {"quick": True},
         }
-    budget = (memory_budget_gb or 6.0) * gib
+    budget = (memory_budget_gb or 4.0) * gib
     return {
         "mode": "full",
         "layers": {
@@ -66,6 +67,7 @@ def make_config(quick, memory_budget_gb=None):
             "dims": (256, 512),
             "warmup": 2,
             "repeats": 7,
+            "min_seconds": 4.0,
             "with_mha": True,
             "memory_budget_bytes": budget,
         },
@@ -75,6 +77,7 @@ def make_config(quick, memory_budget_gb=None):
             "dims": (256, 512),
             "warmup": 2,
             "repeats": 7,
+            "min_seconds": 4.0,
         },
         "scaling": {
             "batch": 32,
@@ -138,7 +141,7 @@ def main(argv=None):
                         default=list(SECTIONS))
     parser.add_argument("--memory-budget-gb", type=float, default=None,
                         help="largest estimated Keras step; the batch of a "
-                        "case is halved until it fits (1 quick, 6 full)")
+                        "case is halved until it fits (1 quick, 4 full)")
     args = parser.parse_args(argv)
     results = run(args.quick, args.out, args.sections, args.memory_budget_gb)
     print(report.markdown(results))
