@@ -79,7 +79,7 @@ def additive_score(query_proj, key_proj, v, max_block_elements=None):
     total = _product(batch, num_queries, source, units)
     if (
         max_block_elements is None
-        or num_queries == 1
+        or (isinstance(num_queries, int) and num_queries == 1)
         or (isinstance(total, int) and total <= max_block_elements)
     ):
         return _additive_score_whole(query_proj, key_proj, v)
