@@ -1,7 +1,7 @@
 """Timing and memory measurement shared by the benchmarks.
 
 Every comparison is measured side by side in one process: the candidates
-are called in turn, round after round (A B C A B C ...), after warm-up
+are called in turn, round after round (A B C, C B A, ...), after warm-up
 calls that also trace the `tf.function`s, and each figure is the median
 over the rounds. A ratio is the median of the per-round ratios, so a burst
 of load from another process shifts both sides of the same round.
@@ -57,7 +57,7 @@ def interleaved(candidates, warmup=1, repeats=5, min_seconds=0.0,
         candidates: dict name -> zero-argument callable.
         warmup: calls of each candidate before timing (the first traces).
         repeats: least number of timed rounds; each round calls every
-            candidate once, in the same order.
+            candidate once, in alternating order (forward, then reversed).
         min_seconds: rounds are added (up to `max_repeats`) until the timed
             rounds took at least this long in all, so that cheap cases get
             more rounds and a steadier median.
@@ -75,7 +75,12 @@ def interleaved(candidates, warmup=1, repeats=5, min_seconds=0.0,
     while rounds < repeats or (
         elapsed < min_seconds and rounds < max_repeats
     ):
-        for name, fn in candidates.items():
+        # Alternate the order (A B C, C B A, ...): no candidate always runs
+        # right after the same other one.
+        order = list(candidates.items())
+        if rounds % 2:
+            order.reverse()
+        for name, fn in order:
             start = time.perf_counter()
             _sync(fn())
             spent = time.perf_counter() - start

@@ -240,7 +240,8 @@ def test_interleaved_alternates_and_reports_each_round():
     times = common.interleaved(
         {"a": make("a"), "b": make("b")}, warmup=1, repeats=3
     )
-    assert calls == ["a", "b"] * 4
+    # Warm-up, then rounds in alternating order.
+    assert calls == ["a", "b", "a", "b", "b", "a", "a", "b"]
     assert {k: len(v) for k, v in times.items()} == {"a": 3, "b": 3}
     assert common.paired_ratio([2.0, 4.0, 9.0], [1.0, 2.0, 1.0]) == 2.0
 
