@@ -192,8 +192,12 @@ def _length_limits(max_length):
     )
 
 
-def _checked_step(step_fn, from_logits):
-    """Wraps `step_fn`: validates its outputs, casts to float32."""
+def _checked_step(step_fn, from_logits, token_ids):
+    """Wraps `step_fn`: validates its outputs, casts to float32.
+
+    `token_ids` maps argument names to the token ids (`end_token`, ...)
+    that must be in the vocabulary.
+    """
 
     def step(tokens, state):
         outputs = step_fn(tokens, state)
@@ -215,6 +219,17 @@ def _checked_step(step_fn, from_logits):
                 f"({batch}, vocab_size). Received: "
                 f"log_probs.shape={_shape_str(log_probs.shape)}"
             )
+        vocab_size = log_probs.shape[1]
+        for name, value in token_ids.items():
+            if isinstance(value, int) and vocab_size is not None and not (
+                0 <= value < vocab_size
+            ):
+                raise ValueError(
+                    f"`{name}` must be a token id in [0, {vocab_size}), the "
+                    "vocabulary of the log_probs of `step_fn`. Received: "
+                    f"{name}={value}, log_probs.shape="
+                    f"{_shape_str(log_probs.shape)}"
+                )
         log_probs = ops.cast(log_probs, "float32")
         if from_logits:
             log_probs = ops.log_softmax(log_probs, axis=-1)
@@ -378,7 +393,11 @@ def greedy_decode(
         "pad_token", pad_token
     )
     bound, limits = _length_limits(max_length)
-    step = _checked_step(step_fn, from_logits)
+    step = _checked_step(
+        step_fn,
+        from_logits,
+        {"end_token": end_token, "pad_token": pad_token},
+    )
 
     def update(t, log_probs, attention, finished, lengths, scores, buffers):
         next_tokens = ops.cast(ops.argmax(log_probs, axis=-1), "int32")
@@ -547,7 +566,11 @@ def beam_search_decode(
     bound, limits = _length_limits(max_length)
     if limits is not None:
         limits = ops.repeat(limits, beam_width, axis=0)
-    step = _checked_step(step_fn, from_logits)
+    step = _checked_step(
+        step_fn,
+        from_logits,
+        {"end_token": end_token, "pad_token": pad_token},
+    )
     k = beam_width
 
     # Step 0 on the untiled batch (all beams of a sentence would be equal),

@@ -581,6 +581,12 @@ def test_bad_arguments_raise_value_error():
             5,
         )
 
+    for decode in (greedy_decode, beam_search_decode):
+        with pytest.raises(ValueError, match=r"end_token=4, log_probs.shape"):
+            decode(model.step, START, state, 4, 5)
+        with pytest.raises(ValueError, match=r"pad_token=-1"):
+            decode(model.step, START, state, END, 5, pad_token=-1)
+
     def bad_step(tokens, state):
         return ops.zeros((4,)), state, None
 
