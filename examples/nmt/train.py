@@ -410,7 +410,11 @@ def train(run_dir, data_config, text_config, model_config, train_config, log=pri
     os.makedirs(_path(run_dir, "checkpoints"), exist_ok=True)
     callbacks = [
         _EpochTimer(),
-        keras.callbacks.BackupAndRestore(_path(run_dir, "backup")),
+        # Two backups: a run killed while writing the latest one resumes
+        # from the one before (the file would be truncated otherwise).
+        keras.callbacks.BackupAndRestore(
+            _path(run_dir, "backup"), double_checkpoint=True
+        ),
         keras.callbacks.ModelCheckpoint(
             _path(run_dir, "checkpoints/epoch_{epoch:02d}.weights.h5"),
             save_weights_only=True,
