@@ -65,10 +65,13 @@ class AttentionRNN(keras.layers.Layer):
     (`Embedding(mask_zero=True)`, and RNN encoders propagate it).
 
     The loop is `keras.ops.scan`, so the layer runs on the TensorFlow, JAX
-    and PyTorch backends and trains with `model.fit`. The sequence mode
-    (a `keras.layers.LSTM` then an attention layer over all steps) is
-    faster when no input feeding is needed: it keeps the RNN a single fused
-    (cuDNN) layer and batches all attention products.
+    and PyTorch backends and trains with `model.fit`. On TensorFlow the
+    training step cannot be compiled with XLA (`jit_compile=True`): the
+    layer sets `supports_jit = False`, so `model.compile`'s default
+    `jit_compile="auto"` leaves XLA off, as for Keras' cuDNN LSTM. The
+    sequence mode (a `keras.layers.LSTM` then an attention layer over all
+    steps) is faster when no input feeding is needed: it keeps the RNN a
+    single fused (cuDNN) layer and batches all attention products.
 
     Reference:
         - [Luong et al., 2015](https://arxiv.org/abs/1508.04025)
@@ -140,6 +143,11 @@ class AttentionRNN(keras.layers.Layer):
         self.wrapper = wrapper
         self.return_state = return_state
         self.supports_masking = True
+        # TensorFlow's `keras.ops.scan` is a `tf.while_loop` without
+        # `maximum_iterations`, whose gradient XLA cannot compile: this keeps
+        # `jit_compile="auto"` off for models with this layer on TensorFlow,
+        # as Keras does for its cuDNN LSTM. JAX always compiles `lax.scan`.
+        self.supports_jit = False
 
     def _validate_shapes(self, inputs_shape, memory_shape):
         inputs_shape = tuple(inputs_shape)

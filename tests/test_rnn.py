@@ -487,10 +487,15 @@ def test_each_cell_and_attention_trains_with_fit(cell, attention, wiring):
 
 
 def test_fit_in_graph_mode():
+    from keras.src.trainers.trainer import model_supports_jit
+
     keras.utils.set_random_seed(0)
     model = _train_model(
         keras.layers.LSTMCell(H), AdditiveAttention(4), "luong"
     )
+    # XLA cannot compile the TensorFlow gradient of keras.ops.scan: the
+    # layer keeps jit_compile="auto" (on by default on a GPU) off.
+    assert not model_supports_jit(model)
     model.compile(
         keras.optimizers.Adam(0.05),
         keras.losses.SparseCategoricalCrossentropy(from_logits=True),
