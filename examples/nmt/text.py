@@ -134,8 +134,9 @@ class TextProcessor(tf.Module):
         lower_case: Whether to lower-case the text. Defaults to `True`.
         max_tokens: Longest token sequence, `[START]`/`[END]` included.
             Defaults to `MAX_TOKENS`.
-        add_start: Whether `tokenize` prepends `[START]` (the target side);
-            `[END]` is always appended. Defaults to `True`.
+        add_start: Whether `tokenize` prepends `[START]` (the target side).
+            Defaults to `True`.
+        add_end: Whether `tokenize` appends `[END]`. Defaults to `True`.
     """
 
     def __init__(
@@ -144,6 +145,7 @@ class TextProcessor(tf.Module):
         lower_case=True,
         max_tokens=MAX_TOKENS,
         add_start=True,
+        add_end=True,
         name=None,
     ):
         super().__init__(name=name)
@@ -160,6 +162,7 @@ class TextProcessor(tf.Module):
         self.lower_case = lower_case
         self.max_tokens = max_tokens
         self.add_start = add_start
+        self.add_end = add_end
         self.vocab_size = len(vocab)
         self.vocab_path = tf.saved_model.Asset(vocab_path)
         self.tokenizer = tf_text.WordpieceTokenizer(
@@ -189,16 +192,17 @@ class TextProcessor(tf.Module):
         return self.tokenizer.tokenize(self.words(texts))
 
     def tokenize(self, texts):
-        """Token ids `(batch, (tokens))` int64, with `[START]`/`[END]`."""
+        """Token ids `(batch, (tokens))` int64, with `[START]`/`[END]` as configured."""
         ids = self.tokenize_words(texts).merge_dims(-2, -1)
-        room = self.max_tokens - (2 if self.add_start else 1)
+        room = self.max_tokens - int(self.add_start) - int(self.add_end)
         ids = ids[:, :room]
         batch = ids.nrows()
-        end = tf.fill([batch, 1], tf.constant(END_ID, tf.int64))
-        parts = [ids, end]
+        parts = [ids]
         if self.add_start:
             parts.insert(0, tf.fill([batch, 1], tf.constant(START_ID, tf.int64)))
-        return tf.concat(parts, axis=1)
+        if self.add_end:
+            parts.append(tf.fill([batch, 1], tf.constant(END_ID, tf.int64)))
+        return tf.concat(parts, axis=1) if len(parts) > 1 else ids
 
     def token_strings(self, ids):
         """The token strings of ids (any shape, ragged or dense)."""

@@ -58,6 +58,10 @@ class TextConfig:
     source_lower_case: bool = True
     target_lower_case: bool = False
     max_tokens: int = text_lib.MAX_TOKENS
+    # `[END]` after the source: gives every source at least one token, but
+    # is also a place where a forward encoder can gather the whole
+    # sentence, which attention may use instead of the aligned word.
+    source_end_token: bool = True
 
 
 @dataclasses.dataclass
@@ -141,6 +145,7 @@ def make_processors(run_dir, text_config):
         lower_case=text_config.source_lower_case,
         max_tokens=text_config.max_tokens,
         add_start=False,
+        add_end=text_config.source_end_token,
         name="source_text",
     )
     target = text_lib.TextProcessor(

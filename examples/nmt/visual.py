@@ -24,22 +24,16 @@ def _library():
 
 
 def _local_text_grid(weights, source_tokens, target_tokens):
+    """One row per target token, one column per source token."""
     weights = np.asarray(weights, dtype=np.float64)
     width = max([len(t) for t in target_tokens] + [1])
-    lines = []
-    for i, source in enumerate(source_tokens):
-        row = "".join(
-            _SHADES[min(int(w * (len(_SHADES) - 1) + 0.5), len(_SHADES) - 1)] * 2
-            for w in weights[:, i]
-        )
-        lines.append(f"{source:>{width}} |{row}|")
-    # Target tokens written vertically under the grid.
-    height = max([len(t) for t in target_tokens] + [0])
-    for k in range(height):
-        row = "".join(
-            (t[k] if k < len(t) else " ") + " " for t in target_tokens
-        )
-        lines.append(" " * width + "  " + row)
+    lines = [" " * width + "  " + " ".join(source_tokens)]
+    for i, target in enumerate(target_tokens):
+        cells = []
+        for j, source in enumerate(source_tokens):
+            level = min(int(weights[i, j] * (len(_SHADES) - 1) + 0.5), len(_SHADES) - 1)
+            cells.append(_SHADES[level] * max(len(source), 1))
+        lines.append(f"{target:<{width}}  " + " ".join(cells))
     return "\n".join(lines)
 
 
