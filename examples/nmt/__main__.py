@@ -368,8 +368,17 @@ def build_parser():
 
 
 def main(argv=None):
-    args = build_parser().parse_args(argv)
-    return args.func(args)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return args.func(args)
+    except ValueError as e:
+        # Bad input (data files, run directories, settings) gets a message
+        # and exit status 2, not a traceback; NMT_DEBUG=1 shows the traceback.
+        if os.environ.get("NMT_DEBUG"):
+            raise
+        print(f"{parser.prog} {args.command}: error: {e}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

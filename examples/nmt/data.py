@@ -223,18 +223,61 @@ def generate_dates(
 # Real corpora.
 
 
+class _Lines:
+    """The raw lines of a data file, as a context manager.
+
+    Errors of the file (missing, a directory, unreadable, a corrupt `.gz`)
+    become `ValueError`s that name the file, and the line for read errors,
+    instead of tracebacks from deep inside `gzip` or `zlib`.
+    """
+
+    def __init__(self, path):
+        self.path = str(path)
+        self.number = 0
+        try:
+            if self.path.endswith(".gz"):
+                self.file = gzip.open(self.path, "rb")
+            else:
+                self.file = open(self.path, "rb")
+        except OSError as e:
+            raise ValueError(
+                f"Cannot open the data file {self.path!r}: {e.strerror or e}"
+            ) from None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc_info):
+        self.file.close()
+
+    def __iter__(self):
+        try:
+            for raw in self.file:
+                self.number += 1
+                yield raw
+        except (OSError, EOFError, zlib.error) as e:
+            raise ValueError(
+                f"Cannot read the data file {self.path!r} at line "
+                f"{self.number + 1}: {e}"
+            ) from None
+
+
 def _open_text(path):
     """Opens a text file (`.gz` transparently) for reading bytes by line."""
-    if str(path).endswith(".gz"):
-        return gzip.open(path, "rb")
-    return open(path, "rb")
+    return _Lines(path)
 
 
 def _decode(raw):
+    """The line as text, or `None` if it is not UTF-8 text.
+
+    A NUL character counts as not UTF-8: it is what UTF-16 files (and
+    binary files) look like when read as UTF-8.
+    """
     try:
-        return raw.decode("utf-8").rstrip("\r\n")
+        text = raw.decode("utf-8").rstrip("\r\n")
     except UnicodeDecodeError:
         return None
+    return None if "\x00" in text else text
 
 
 def _read_columns(path, min_columns, max_columns, reasons):

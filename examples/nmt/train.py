@@ -352,6 +352,12 @@ def prepare(run_dir, data_config, text_config, log=print):
         + "); split "
         + ", ".join(f"{n} {len(s)}" for n, s in splits.items())
     )
+    if len(corpus) == 0:
+        raise ValueError(
+            f"No usable sentence pairs in {list(data_config.paths)}: "
+            f"{corpus.skipped} lines skipped"
+            + (f" ({dict(corpus.reasons)})" if corpus.skipped else "")
+        )
     if len(splits["train"]) == 0:
         raise ValueError(f"The training split is empty. Received: paths={data_config.paths}")
     for side, size, lower, index in (
