@@ -246,6 +246,24 @@ def _maybe_symbolic_build(self, iterator=None, data_batch=None):
         self._symbolic_build(data_batch=data_batch)
 
 
+def _with_vector_scalars(step):
+    """Wraps a train/test step so that its scalar outputs have shape `(1,)`.
+
+    Under `MultiWorkerMirroredStrategy`, Keras reduces each per-replica
+    step output with `strategy.reduce("MEAN", value, axis=0)`, which needs
+    an axis 0: on a `(1,)` value it is the mean over the replicas, a
+    scalar again, as Keras intends.
+    """
+
+    def wrapped(data):
+        return tf.nest.map_structure(
+            lambda v: tf.reshape(v, [1]) if v.shape.rank == 0 else v,
+            step(data),
+        )
+
+    return wrapped
+
+
 def apply_multi_worker_fit_workaround(model, strategy=None):
     """Makes `model.fit`/`evaluate` work under `MultiWorkerMirroredStrategy`.
 
@@ -257,14 +275,15 @@ def apply_multi_worker_fit_workaround(model, strategy=None):
        Attempt to convert a value (PerReplica...) to a Tensor`. Fix: this
        model's `_maybe_symbolic_build` takes the first local replica's
        batch instead (only its shapes and dtypes are used).
-    2. The train step reduces each scalar metric with `strategy.reduce(
-       "MEAN", value, axis=0)`: `ValueError: Invalid reduction dimension 0
-       for input with 0 dimensions`. Fix: `model.distribute_reduction_method
-       = "first"` (public API). Only the per-batch logs change: they show
-       the local replica's running metrics. The epoch logs, which
-       `EarlyStopping`, `ModelCheckpoint` and the history see, stay global:
-       Keras reads the metric variables (sync-on-read, summed over all
-       replicas of all workers) at the end of each epoch.
+    2. The train and test functions reduce each scalar metric of the step
+       with `strategy.reduce("MEAN", value, axis=0)` (`reduce_per_replica`,
+       whatever `distribute_reduction_method` says): `ValueError: Invalid
+       reduction dimension 0 for input with 0 dimensions`. Fix: this
+       model's `train_step`/`test_step` return their scalars with shape
+       `(1,)`, whose mean over axis 0 across the replicas is the scalar
+       Keras wants. The logs are the same as on one device: the epoch logs
+       (`EarlyStopping`, `ModelCheckpoint`, the history) come from the
+       metric variables, summed over all replicas of all workers.
 
     Gradients are untouched: they are all-reduced over the workers as
     usual. A no-op (returns False) unless `strategy` spans 2+ workers.
@@ -282,5 +301,6 @@ def apply_multi_worker_fit_workaround(model, strategy=None):
     if not is_multi_worker(strategy):
         return False
     model._maybe_symbolic_build = types.MethodType(_maybe_symbolic_build, model)
-    model.distribute_reduction_method = "first"
+    model.train_step = _with_vector_scalars(model.train_step)
+    model.test_step = _with_vector_scalars(model.test_step)
     return True
