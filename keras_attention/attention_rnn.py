@@ -64,6 +64,11 @@ class AttentionRNN(keras.layers.Layer):
     `False` get zero weight. Both masks are filled in from Keras masks
     (`Embedding(mask_zero=True)`, and RNN encoders propagate it).
 
+    Dropout: the dropout masks of the cell (drawn once per call, as
+    `keras.layers.RNN` does) and of the attention weights (one per step)
+    are drawn before the loop. The alignments are the weights before
+    dropout.
+
     The loop is `keras.ops.scan`, so the layer runs on the TensorFlow, JAX
     and PyTorch backends and trains with `model.fit`. On TensorFlow the
     training step cannot be compiled with XLA (`jit_compile=True`): the
@@ -236,13 +241,30 @@ class AttentionRNN(keras.layers.Layer):
                     f"inputs_mask.shape={_shape_str(inputs_mask.shape)}"
                 )
 
+        time_major = ops.transpose(inputs, (1, 0, 2))
+        xs = {"inputs": time_major}
+        if inputs_mask is not None:
+            xs["keep"] = ops.transpose(inputs_mask, (1, 0))
+        attention = wrapper.attention
+        if training and attention.dropout > 0:
+            # The attention dropout masks of all steps, drawn before the
+            # loop: no random state is updated inside it (JAX's `lax.scan`
+            # cannot leak it out).
+            noise = keras.random.uniform(
+                (ops.shape(inputs)[1], batch_size, source_len),
+                seed=attention.seed_generator,
+            )
+            xs["dropout_keep"] = noise >= attention.dropout
+
         def step(carry, xs):
-            x_t, keep_t = xs
             loop_state = dict(constants)
             loop_state["cell_state"] = carry["cell_state"]
             loop_state["attention"] = carry["attention"]
-            output, new_state, weights = wrapper.step(
-                x_t, loop_state, training=training
+            output, new_state, weights = wrapper._step(
+                xs["inputs"],
+                loop_state,
+                training=training,
+                dropout_keep=xs.get("dropout_keep"),
             )
             new_carry = {
                 "cell_state": new_state["cell_state"],
@@ -250,13 +272,13 @@ class AttentionRNN(keras.layers.Layer):
                 "output": ops.cast(output, self.compute_dtype),
                 "weights": ops.cast(weights, self.compute_dtype),
             }
-            if keep_t is not None:
-                keep = ops.expand_dims(keep_t, -1)
+            if "keep" in xs:
+                keep = ops.expand_dims(xs["keep"], -1)
                 old = {
                     "cell_state": carry["cell_state"],
                     "attention": carry["attention"],
-                    "output": ops.zeros_like(output),
-                    "weights": ops.zeros_like(weights),
+                    "output": ops.zeros_like(new_carry["output"]),
+                    "weights": ops.zeros_like(new_carry["weights"]),
                 }
                 new_carry = tree.map_structure(
                     lambda n, o: ops.where(keep, n, o), new_carry, old
@@ -271,16 +293,7 @@ class AttentionRNN(keras.layers.Layer):
             "output": ops.zeros((batch_size, output_size), self.compute_dtype),
             "weights": ops.zeros((batch_size, source_len), self.compute_dtype),
         }
-        time_major = ops.transpose(inputs, (1, 0, 2))
-        if inputs_mask is None:
-
-            def step_fn(carry, x_t):
-                return step(carry, (x_t, None))
-
-            final, history = ops.scan(step_fn, init, time_major)
-        else:
-            xs = (time_major, ops.transpose(inputs_mask, (1, 0)))
-            final, history = ops.scan(step, init, xs)
+        final, history = ops.scan(step, init, xs)
 
         if cell_dropout:
             for cell in _dropout_cells(wrapper.cell):

@@ -390,14 +390,37 @@ class AttentionWrapper(keras.layers.Layer):
             "memory_mask": memory_mask,
         }
 
-    def _attend(self, query, state, training):
-        return self.attention.attend(
+    def _attend(self, query, state, training, dropout_keep=None):
+        if dropout_keep is None:
+            return self.attention.attend(
+                query,
+                state["memory"],
+                state["keys"],
+                value_mask=state["memory_mask"],
+                training=training,
+            )
+        # Dropout of the weights with a mask drawn before the loop (see
+        # AttentionRNN): `attention.dropout` as in `attend`, without drawing
+        # random numbers inside a loop.
+        _, weights = self.attention.attend(
             query,
             state["memory"],
             state["keys"],
             value_mask=state["memory_mask"],
-            training=training,
+            training=False,
         )
+        rate = self.attention.dropout
+        dropped = ops.where(
+            dropout_keep, weights / ops.cast(1.0 - rate, weights.dtype), 0.0
+        )
+        memory = state["memory"]
+        context = ops.squeeze(
+            ops.matmul(
+                ops.expand_dims(ops.cast(dropped, memory.dtype), 1), memory
+            ),
+            1,
+        )
+        return context, weights
 
     def _run_cell(self, cell_inputs, cell_state, training):
         kwargs = {}
@@ -425,13 +448,18 @@ class AttentionWrapper(keras.layers.Layer):
             `state`; memory, keys, mask and any extra entries are passed
             through) and the attention weights `(batch_size, S)`.
         """
+        return self._step(inputs, state, training)
+
+    def _step(self, inputs, state, training, dropout_keep=None):
         self._validate_inputs_shape(inputs.shape)
         if not self.built:
             self.build(inputs.shape, state["memory"].shape)
         cell_state = state["cell_state"]
         if self.wiring == "bahdanau":
             query = _previous_output(self.cell, cell_state)
-            context, weights = self._attend(query, state, training)
+            context, weights = self._attend(
+                query, state, training, dropout_keep
+            )
             cell_inputs = ops.concatenate(
                 [
                     ops.cast(inputs, self.cell.compute_dtype),
@@ -455,7 +483,9 @@ class AttentionWrapper(keras.layers.Layer):
             cell_output, new_cell_state = self._run_cell(
                 cell_inputs, cell_state, training
             )
-            context, weights = self._attend(cell_output, state, training)
+            context, weights = self._attend(
+                cell_output, state, training, dropout_keep
+            )
         if self.attention_layer is not None:
             attentional = self.attention_layer(context, cell_output)
         else:

@@ -562,3 +562,39 @@ def test_memory_gradient_matches_finite_differences(wiring):
             numeric[idx] += sign * float(loss_fn()) / (2 * eps)
     memory.assign(base)
     np.testing.assert_allclose(grad, numeric, atol=1e-6)
+
+
+def test_attention_dropout_drops_weights_once_per_step():
+    """Each training output is the context of the weights with some source
+    positions dropped and the others scaled by 1 / (1 - rate)."""
+    rng = np.random.default_rng(11)
+    batch, steps, source, rate = 64, 2, 3, 0.5
+    x = rng.normal(size=(batch, steps, E)).astype("float32")
+    memory = rng.normal(size=(batch, source, D)).astype("float32")
+    wrapper = AttentionWrapper(
+        keras.layers.GRUCell(H),
+        MultiplicativeAttention(dropout=rate, seed=3),
+        input_feeding=False,  # the cell does not see the dropped context
+    )
+    rnn = AttentionRNN(wrapper)
+    plain, plain_align = rnn(x, memory)
+    outputs, alignments = rnn(x, memory, training=True)
+    outputs, alignments = to_np(outputs), to_np(alignments)
+    np.testing.assert_allclose(alignments, to_np(plain_align), atol=1e-6)
+    np.testing.assert_allclose(
+        to_np(plain),
+        np.einsum("bts,bsd->btd", alignments, memory),
+        atol=1e-5,
+    )
+    masks = np.array(list(np.ndindex(*(2,) * source)), dtype=np.float64)
+    # Contexts of all 2**S dropout masks: (batch, steps, 2**S, D).
+    candidates = np.einsum(
+        "bts,ms,bsd->btmd", alignments, masks / (1 - rate), memory
+    )
+    errors = np.abs(candidates - outputs[:, :, None]).max(-1)
+    best = errors.argmin(-1)
+    assert np.all(errors.min(-1) < 1e-4)
+    kept = masks[best].mean()
+    assert 0.35 < kept < 0.65
+    # Different masks at different steps and rows.
+    assert len(np.unique(best)) > 4
