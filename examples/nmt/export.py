@@ -4,8 +4,8 @@
 (so the vocabulary files are SavedModel assets) and the Keras model, and
 whose `translate` function goes from a batch of raw strings to the
 translations with TensorFlow ops only: tensorflow-text tokenization,
-encoder, greedy decoding (`keras_attention.decoding.greedy_decode` when
-available, a `tf.while_loop` here otherwise), detokenization.
+encoder, greedy decoding (`keras_attention.decoding.greedy_decode`, a
+while loop over `Seq2Seq.step`), detokenization.
 
 `export_saved_model` saves it with `translate` as the `serving_default`
 signature. The SavedModel loads in a fresh process with only TensorFlow and
@@ -23,76 +23,10 @@ tensorflow-text ops, which the graph uses):
 import tensorflow as tf
 
 from examples.nmt import text as text_lib
+from keras_attention.decoding import greedy_decode
 
 # Longest translation, in target tokens (`[END]` included).
 MAX_OUTPUT_TOKENS = 64
-
-
-def _local_greedy_decode(step_fn, start_tokens, initial_state, end_token, max_length):
-    """Greedy decoding with `tf.while_loop` (fallback for `keras_attention.decoding`).
-
-    Same interface and returns as `keras_attention.decoding.greedy_decode`:
-    a dict with `tokens` int32 `(batch, L)` (end token after the end),
-    `lengths`, `scores` and `attention` `(batch, L, S)`.
-    """
-    batch = tf.shape(start_tokens)[0]
-    source_len = tf.shape(initial_state["memory"])[1]
-    tokens_ta = tf.TensorArray(tf.int32, size=max_length)
-    attention_ta = tf.TensorArray(tf.float32, size=max_length)
-
-    def cond(t, finished, *_):
-        return tf.logical_and(t < max_length, tf.logical_not(tf.reduce_all(finished)))
-
-    def body(t, finished, previous, scores, lengths, state, tokens_ta, attention_ta):
-        log_probs, state, attention = step_fn(previous, state)
-        next_tokens = tf.cast(tf.argmax(log_probs, axis=-1), tf.int32)
-        next_tokens = tf.where(finished, end_token, next_tokens)
-        best = tf.reduce_max(log_probs, axis=-1)
-        scores = scores + tf.where(finished, 0.0, best)
-        lengths = lengths + tf.cast(tf.logical_not(finished), tf.int32)
-        attention = tf.where(finished[:, None], 0.0, tf.cast(attention, tf.float32))
-        tokens_ta = tokens_ta.write(t, next_tokens)
-        attention_ta = attention_ta.write(t, attention)
-        finished = tf.logical_or(finished, tf.equal(next_tokens, end_token))
-        return (t + 1, finished, next_tokens, scores, lengths, state, tokens_ta, attention_ta)
-
-    loop_vars = (
-        tf.constant(0),
-        tf.zeros([batch], tf.bool),
-        tf.cast(start_tokens, tf.int32),
-        tf.zeros([batch], tf.float32),
-        tf.zeros([batch], tf.int32),
-        initial_state,
-        tokens_ta,
-        attention_ta,
-    )
-    t, _, _, scores, lengths, _, tokens_ta, attention_ta = tf.while_loop(
-        cond, body, loop_vars
-    )
-    tokens = tf.transpose(tokens_ta.stack()[:t], [1, 0])
-    attention = tf.transpose(attention_ta.stack()[:t], [1, 0, 2])
-    attention = tf.reshape(attention, [batch, t, source_len])
-    return {
-        "tokens": tokens,
-        "lengths": lengths,
-        "scores": scores,
-        "attention": attention,
-    }
-
-
-def greedy_decode(step_fn, start_tokens, initial_state, end_token, max_length):
-    """`keras_attention.decoding.greedy_decode` if installed, else the local loop."""
-    try:
-        from keras_attention import decoding
-    except ImportError:
-        decoding = None
-    if decoding is not None and hasattr(decoding, "greedy_decode"):
-        return decoding.greedy_decode(
-            step_fn, start_tokens, initial_state, end_token, max_length
-        )
-    return _local_greedy_decode(
-        step_fn, start_tokens, initial_state, end_token, max_length
-    )
 
 
 def _strip_after_end(tokens):
