@@ -208,6 +208,18 @@ def _checked_step(step_fn, from_logits, token_ids):
                 f"{type(outputs).__name__} {outputs!r:.200}"
             )
         log_probs, new_state, attention = outputs
+        # A while loop needs the exact structure of the state back (a cell
+        # may return a list for a tuple).
+        leaves, new_leaves = keras.tree.flatten(state), keras.tree.flatten(
+            new_state
+        )
+        if len(leaves) != len(new_leaves):
+            raise ValueError(
+                "`step_fn` must return a new state with the structure of "
+                f"its state argument ({len(leaves)} tensors). Received "
+                f"{len(new_leaves)} tensors: new_state={new_state!r:.200}"
+            )
+        new_state = keras.tree.pack_sequence_as(state, new_leaves)
         batch = tokens.shape[0]
         if len(log_probs.shape) != 2 or (
             batch is not None

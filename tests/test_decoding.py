@@ -601,6 +601,25 @@ def test_bad_arguments_raise_value_error():
     with pytest.raises(ValueError, match=r"log_probs.shape=\(4,\)"):
         greedy_decode(bad_step, START, state, END, 5)
 
+    def list_state(tokens, state):
+        log_probs, new_state, attention = model.step(tokens, state)
+        return log_probs, {"table": new_state["table"],
+                           "inner": list(new_state["inner"])}, attention
+
+    # A list for a tuple is repacked; a missing tensor is an error.
+    out = greedy_decode(list_state, START, state, END, 3)
+    np.testing.assert_array_equal(
+        np_(out["tokens"]),
+        np_(greedy_decode(model.step, START, state, END, 3)["tokens"]),
+    )
+
+    def lost_tensor(tokens, state):
+        log_probs, new_state, attention = model.step(tokens, state)
+        return log_probs, {"table": new_state["table"]}, attention
+
+    with pytest.raises(ValueError, match=r"structure of its state.*\(3 "):
+        beam_search_decode(lost_tensor, START, state, END, 5)
+
     def two_outputs(tokens, state):
         return ops.zeros((2, 4)), state
 
