@@ -383,6 +383,8 @@ class _DropMask(keras.layers.Layer):
     """
 
     def __init__(self, **kwargs):
+        # No autocast: the float32 logits stay float32 under mixed precision.
+        kwargs.setdefault("autocast", False)
         super().__init__(**kwargs)
         self.supports_masking = True
 
