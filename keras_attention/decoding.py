@@ -162,6 +162,23 @@ def _check_state(state, tokens):
             )
 
 
+def _beam_width(beam_width):
+    """A Python int (checked), or an int32 scalar tensor at least 1."""
+    if isinstance(beam_width, numbers.Integral) or isinstance(
+        beam_width, (bool, float)
+    ):
+        return _check_positive_int("beam_width", beam_width)
+    width = ops.convert_to_tensor(beam_width)
+    dtype = keras.backend.standardize_dtype(width.dtype)
+    if "int" not in dtype or len(width.shape) != 0:
+        raise ValueError(
+            "`beam_width` must be a positive integer or a scalar integer "
+            f"tensor. Received: beam_width.dtype={dtype}, "
+            f"beam_width.shape={_shape_str(width.shape)}"
+        )
+    return ops.maximum(ops.cast(width, "int32"), 1)
+
+
 def _length_limits(max_length):
     """Returns `(bound, limits)`: the number of steps at most, and `None` or
     the int32 `(batch_size,)` per-sentence limits."""
@@ -523,8 +540,10 @@ def beam_search_decode(
             `(batch_size,)` tensor of per-sentence limits (e.g.
             `2 * source_lengths + 10`). On JAX under `jit` pass a Python
             integer.
-        beam_width: Positive Python integer. `1` gives greedy decoding.
-            Defaults to `4`.
+        beam_width: Positive Python integer, `1` gives greedy decoding; or,
+            on TensorFlow, a scalar int tensor, so that one exported
+            signature takes the width as an input (values below 1 count as
+            1). Defaults to `4`.
         length_penalty: Non-negative float, GNMT's `alpha`. `0` ranks by
             log-probability. Defaults to `0.6`.
         pad_token: Token written after the end of a hypothesis. Defaults to
@@ -558,7 +577,7 @@ def beam_search_decode(
     out["tokens"], out["scores"], out["attention"]
     ```
     """
-    beam_width = _check_positive_int("beam_width", beam_width)
+    beam_width = _beam_width(beam_width)
     if (
         isinstance(length_penalty, bool)
         or not isinstance(length_penalty, numbers.Real)
@@ -592,7 +611,9 @@ def beam_search_decode(
     batch_size = ops.shape(start)[0]
     num_rows = batch_size * k
     log_probs = ops.repeat(log_probs, k, axis=0)
-    state = tile_state(state, k)
+    state = keras.tree.map_structure(
+        lambda x: ops.repeat(x, k, axis=0), state
+    )
     if attention is not None:
         attention = ops.repeat(attention, k, axis=0)
     first_beam = ops.equal(ops.arange(k, dtype="int32"), 0)

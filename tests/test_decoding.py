@@ -689,6 +689,37 @@ def test_decoders_in_tf_function_with_dynamic_shapes():
 
 
 @pytest.mark.tf_only
+def test_beam_width_as_a_graph_input():
+    import tensorflow as tf
+
+    model = ToyModel(6, batch_size=2, vocab_size=5, source_length=3)
+
+    @tf.function(input_signature=[tf.TensorSpec((), tf.int32)])
+    def decode(beam_width):
+        return beam_search_decode(
+            model.step, START, model.initial_state(), END, 6,
+            beam_width=beam_width, return_all_beams=True,
+        )
+
+    for width in (1, 2, 3):
+        graph = decode(tf.constant(width))
+        eager = beam_search_decode(
+            model.step, START, model.initial_state(), END, 6,
+            beam_width=width, return_all_beams=True,
+        )
+        assert graph["beam_tokens"].shape[1] == width
+        for key in ("beam_tokens", "beam_scores", "tokens", "attention"):
+            np.testing.assert_allclose(
+                np_(graph[key]), np_(eager[key]), rtol=1e-6
+            )
+    with pytest.raises(ValueError, match=r"beam_width.shape=\(2,\)"):
+        beam_search_decode(
+            model.step, START, model.initial_state(), END, 6,
+            beam_width=tf.constant([1, 2]),
+        )
+
+
+@pytest.mark.tf_only
 def test_decoders_export_to_saved_model(tmp_path):
     import tensorflow as tf
 
@@ -710,11 +741,17 @@ def test_decoders_export_to_saved_model(tmp_path):
             out = greedy_decode(self.step, 0, state, END, max_length)
             return {k: out[k] for k in ("tokens", "lengths", "attention")}
 
-        @tf.function(input_signature=[tf.TensorSpec((None,), tf.int32)])
-        def beam(self, max_length):
+        @tf.function(
+            input_signature=[
+                tf.TensorSpec((None,), tf.int32),
+                tf.TensorSpec((), tf.int32),
+            ]
+        )
+        def beam(self, max_length, beam_width):
             state = {"steps": tf.zeros_like(max_length)}
             out = beam_search_decode(
-                self.step, 0, state, END, max_length, 2, length_penalty=0.0
+                self.step, 0, state, END, max_length, beam_width,
+                length_penalty=0.0,
             )
             return {k: out[k] for k in ("tokens", "lengths", "attention")}
 
@@ -728,7 +765,7 @@ def test_decoders_export_to_saved_model(tmp_path):
     del module
     loaded = tf.saved_model.load(path)
     limits = tf.constant([5, 5])
-    beam = loaded.beam(limits)
+    beam = loaded.beam(limits, tf.constant(2))
     np.testing.assert_array_equal(beam["tokens"].numpy(), [[3, 1], [3, 1]])
     np.testing.assert_array_equal(beam["lengths"].numpy(), [2, 2])
     np.testing.assert_allclose(
@@ -737,9 +774,16 @@ def test_decoders_export_to_saved_model(tmp_path):
     greedy = loaded.greedy(limits)
     assert greedy["tokens"].numpy()[0, 0] == 2
     assert greedy["tokens"].numpy().shape[1] <= 5
-    served = loaded.signatures["beam"](max_length=tf.constant([1, 5]))
+    served = loaded.signatures["beam"](
+        max_length=tf.constant([1, 5]), beam_width=tf.constant(2)
+    )
     np.testing.assert_array_equal(served["lengths"].numpy(), [1, 2])
     np.testing.assert_array_equal(served["tokens"].numpy()[1], [3, 1])
+    # Width 1 is greedy: it misses "b end".
+    served = loaded.signatures["beam"](
+        max_length=tf.constant([5]), beam_width=tf.constant(1)
+    )
+    assert served["tokens"].numpy()[0, 0] == 2
 
 
 @pytest.mark.skipif(
