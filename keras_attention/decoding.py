@@ -714,15 +714,15 @@ def beam_search_decode(
             return None
         return ops.reshape(x, (batch_size, k) + tuple(ops.shape(x)[1:]))
 
-    def best(x):
+    def top_beam(x):
         return None if x is None else per_beam(x)[:, 0]
 
     result = {
-        "tokens": best(out_tokens),
-        "lengths": best(lengths),
-        "scores": best(scores),
-        "log_probs": best(cum),
-        "attention": best(out_attn),
+        "tokens": top_beam(out_tokens),
+        "lengths": top_beam(lengths),
+        "scores": top_beam(scores),
+        "log_probs": top_beam(cum),
+        "attention": top_beam(out_attn),
     }
     if return_all_beams:
         result.update(
