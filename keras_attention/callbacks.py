@@ -111,8 +111,7 @@ class AttentionPlotCallback(keras.callbacks.Callback):
 
     def _tensorboard_enabled(self):
         return (
-            self.log_dir is not None
-            and keras.backend.backend() == "tensorflow"
+            self.log_dir is not None and keras.backend.backend() == "tensorflow"
         )
 
     def _png_dir(self):
@@ -157,9 +156,7 @@ class AttentionPlotCallback(keras.callbacks.Callback):
             if self.verbose:
                 print(
                     f"\n{self.name} {i}, epoch {epoch}:\n"
-                    + visualization.attention_text_grid(
-                        weights, source, target
-                    )
+                    + visualization.attention_text_grid(weights, source, target)
                 )
         if images:
             self._write_images(images, epoch)

@@ -227,8 +227,9 @@ def _checked_step(step_fn, from_logits, token_ids):
         log_probs, new_state, attention = outputs
         # A while loop needs the exact structure of the state back (a cell
         # may return a list for a tuple).
-        leaves, new_leaves = keras.tree.flatten(state), keras.tree.flatten(
-            new_state
+        leaves, new_leaves = (
+            keras.tree.flatten(state),
+            keras.tree.flatten(new_state),
         )
         if len(leaves) != len(new_leaves):
             raise ValueError(
@@ -250,8 +251,10 @@ def _checked_step(step_fn, from_logits, token_ids):
             )
         vocab_size = log_probs.shape[1]
         for name, value in token_ids.items():
-            if isinstance(value, int) and vocab_size is not None and not (
-                0 <= value < vocab_size
+            if (
+                isinstance(value, int)
+                and vocab_size is not None
+                and not (0 <= value < vocab_size)
             ):
                 raise ValueError(
                     f"`{name}` must be a token id in [0, {vocab_size}), the "
@@ -312,9 +315,7 @@ def _write(buffers, t, tokens, attention):
 def _zero_rows(attention, rows_done):
     if attention is None:
         return None
-    mask = ops.reshape(
-        rows_done, (-1,) + (1,) * (len(attention.shape) - 1)
-    )
+    mask = ops.reshape(rows_done, (-1,) + (1,) * (len(attention.shape) - 1))
     return ops.where(mask, 0.0, attention)
 
 
@@ -418,8 +419,10 @@ def greedy_decode(
     start = _start_tokens(start_tokens, initial_state)
     _check_state(initial_state, start)
     end_token = _check_tokens_arg("end_token", end_token)
-    pad_token = end_token if pad_token is None else _check_tokens_arg(
-        "pad_token", pad_token
+    pad_token = (
+        end_token
+        if pad_token is None
+        else _check_tokens_arg("pad_token", pad_token)
     )
     bound, limits = _length_limits(max_length)
     step = _checked_step(
@@ -461,9 +464,7 @@ def greedy_decode(
     )
 
     def cond(t, tokens, state, finished, lengths, scores, buffers):
-        return ops.logical_and(
-            t < bound, ops.logical_not(ops.all(finished))
-        )
+        return ops.logical_and(t < bound, ops.logical_not(ops.all(finished)))
 
     def body(t, tokens, state, finished, lengths, scores, buffers):
         log_probs, new_state, attention = step(tokens, state)
@@ -591,8 +592,10 @@ def beam_search_decode(
     start = _start_tokens(start_tokens, initial_state)
     _check_state(initial_state, start)
     end_token = _check_tokens_arg("end_token", end_token)
-    pad_token = end_token if pad_token is None else _check_tokens_arg(
-        "pad_token", pad_token
+    pad_token = (
+        end_token
+        if pad_token is None
+        else _check_tokens_arg("pad_token", pad_token)
     )
     bound, limits = _length_limits(max_length)
     if limits is not None:
@@ -611,15 +614,11 @@ def beam_search_decode(
     batch_size = ops.shape(start)[0]
     num_rows = batch_size * k
     log_probs = ops.repeat(log_probs, k, axis=0)
-    state = keras.tree.map_structure(
-        lambda x: ops.repeat(x, k, axis=0), state
-    )
+    state = keras.tree.map_structure(lambda x: ops.repeat(x, k, axis=0), state)
     if attention is not None:
         attention = ops.repeat(attention, k, axis=0)
     first_beam = ops.equal(ops.arange(k, dtype="int32"), 0)
-    cum_log_probs = ops.tile(
-        ops.where(first_beam, 0.0, NEG_INF), (batch_size,)
-    )
+    cum_log_probs = ops.tile(ops.where(first_beam, 0.0, NEG_INF), (batch_size,))
     buffers = _new_buffers(num_rows, bound, pad_token, attention)
     # Row offsets of each sentence's beams, to turn back-pointers into rows.
     offsets = ops.expand_dims(ops.arange(batch_size, dtype="int32") * k, 1)
@@ -630,7 +629,9 @@ def beam_search_decode(
         vocab = ops.arange(vocab_size, dtype="int32")
         pad_only = ops.where(ops.equal(vocab, pad_token), 0.0, NEG_INF)
         log_probs = ops.where(
-            ops.expand_dims(finished, 1), ops.expand_dims(pad_only, 0), log_probs
+            ops.expand_dims(finished, 1),
+            ops.expand_dims(pad_only, 0),
+            log_probs,
         )
         total = ops.expand_dims(cum, 1) + log_probs  # (rows, vocab)
         new_lengths = lengths + ops.cast(ops.logical_not(finished), "int32")
@@ -685,14 +686,18 @@ def beam_search_decode(
     )
 
     def cond(t, tokens, state, cum, finished, lengths, buffers):
-        return ops.logical_and(
-            t < bound, ops.logical_not(ops.all(finished))
-        )
+        return ops.logical_and(t < bound, ops.logical_not(ops.all(finished)))
 
     def body(t, tokens, state, cum, finished, lengths, buffers):
         log_probs, new_state, attention = step(tokens, state)
         tokens, state, cum, finished, lengths, buffers = update(
-            t, log_probs, attention, new_state, cum, finished, lengths,
+            t,
+            log_probs,
+            attention,
+            new_state,
+            cum,
+            finished,
+            lengths,
             buffers,
         )
         return t + 1, tokens, state, cum, finished, lengths, buffers

@@ -452,8 +452,10 @@ def attention_text_grid(
             "Every character of `shades` must be one terminal column wide. "
             f"Received: shades={shades!r}"
         )
-    if isinstance(cell_width, bool) or not isinstance(cell_width, int) or (
-        cell_width < 1
+    if (
+        isinstance(cell_width, bool)
+        or not isinstance(cell_width, int)
+        or (cell_width < 1)
     ):
         raise ValueError(
             "`cell_width` must be a positive integer. "

@@ -89,9 +89,10 @@ class ToyModel:
     def np_step(self, token, state):
         b, history = state
         logits = self.table[b, token] + history @ self.mix
-        history = 0.5 * history + np.eye(self.source_length)[
-            token % self.source_length
-        ]
+        history = (
+            0.5 * history
+            + np.eye(self.source_length)[token % self.source_length]
+        )
         attention = np_softmax(history * self.memory[b])
         return np_log_softmax(logits), (b, history), attention
 
@@ -262,9 +263,7 @@ def test_beam_width_one_equals_greedy(seed, batch_size, limit):
         length_penalty=0.7,
     )
     np.testing.assert_array_equal(np_(beam["tokens"]), np_(greedy["tokens"]))
-    np.testing.assert_array_equal(
-        np_(beam["lengths"]), np_(greedy["lengths"])
-    )
+    np.testing.assert_array_equal(np_(beam["lengths"]), np_(greedy["lengths"]))
     np.testing.assert_allclose(
         np_(beam["log_probs"]), np_(greedy["scores"]), rtol=1e-5, atol=1e-6
     )
@@ -331,9 +330,7 @@ def test_beam_search_finds_sequence_greedy_misses():
     )
     # Exhaustive check: "b end" is the most probable sequence of all.
     table = hand_set_table()
-    best = max(
-        (table[0, x] + table[x, 1], (x, 1)) for x in range(5)
-    )
+    best = max((table[0, x] + table[x, 1], (x, 1)) for x in range(5))
     assert best[1] == (3, 1)
 
 
@@ -537,9 +534,7 @@ def test_beam_search_tiles_state_itself():
     seen = []
 
     def step(tokens, state):
-        seen.append(
-            (tuple(tokens.shape), tuple(state["memory"].shape))
-        )
+        seen.append((tuple(tokens.shape), tuple(state["memory"].shape)))
         log_probs = ops.log_softmax(
             ops.matmul(state["memory"], ops.ones((3, 4))) * 0.0
             + ops.one_hot(tokens % 4, 4),
@@ -603,8 +598,11 @@ def test_bad_arguments_raise_value_error():
 
     def list_state(tokens, state):
         log_probs, new_state, attention = model.step(tokens, state)
-        return log_probs, {"table": new_state["table"],
-                           "inner": list(new_state["inner"])}, attention
+        return (
+            log_probs,
+            {"table": new_state["table"], "inner": list(new_state["inner"])},
+            attention,
+        )
 
     # A list for a tuple is repacked; a missing tensor is an error.
     out = greedy_decode(list_state, START, state, END, 3)
@@ -678,9 +676,7 @@ def test_decoders_in_tf_function_with_dynamic_shapes():
         }
 
     state = model.initial_state()
-    graph = decode(
-        state["table"], *state["inner"], tf.constant([6, 2, 4])
-    )
+    graph = decode(state["table"], *state["inner"], tf.constant([6, 2, 4]))
     for name in ("greedy", "beam"):
         for key in ("tokens", "lengths", "scores", "attention"):
             np.testing.assert_allclose(
@@ -697,15 +693,25 @@ def test_beam_width_as_a_graph_input():
     @tf.function(input_signature=[tf.TensorSpec((), tf.int32)])
     def decode(beam_width):
         return beam_search_decode(
-            model.step, START, model.initial_state(), END, 6,
-            beam_width=beam_width, return_all_beams=True,
+            model.step,
+            START,
+            model.initial_state(),
+            END,
+            6,
+            beam_width=beam_width,
+            return_all_beams=True,
         )
 
     for width in (1, 2, 3):
         graph = decode(tf.constant(width))
         eager = beam_search_decode(
-            model.step, START, model.initial_state(), END, 6,
-            beam_width=width, return_all_beams=True,
+            model.step,
+            START,
+            model.initial_state(),
+            END,
+            6,
+            beam_width=width,
+            return_all_beams=True,
         )
         assert graph["beam_tokens"].shape[1] == width
         for key in ("beam_tokens", "beam_scores", "tokens", "attention"):
@@ -714,7 +720,11 @@ def test_beam_width_as_a_graph_input():
             )
     with pytest.raises(ValueError, match=r"beam_width.shape=\(2,\)"):
         beam_search_decode(
-            model.step, START, model.initial_state(), END, 6,
+            model.step,
+            START,
+            model.initial_state(),
+            END,
+            6,
             beam_width=tf.constant([1, 2]),
         )
 
@@ -750,7 +760,12 @@ def test_decoders_export_to_saved_model(tmp_path):
         def beam(self, max_length, beam_width):
             state = {"steps": tf.zeros_like(max_length)}
             out = beam_search_decode(
-                self.step, 0, state, END, max_length, beam_width,
+                self.step,
+                0,
+                state,
+                END,
+                max_length,
+                beam_width,
                 length_penalty=0.0,
             )
             return {k: out[k] for k in ("tokens", "lengths", "attention")}
@@ -800,7 +815,9 @@ def test_decoders_under_jax_jit():
         jitted = jax.jit(
             lambda state: decode(model.step, START, state, END, 7, **kwargs)
         )(model.initial_state())
-        eager = decode(model.step, START, model.initial_state(), END, 7, **kwargs)
+        eager = decode(
+            model.step, START, model.initial_state(), END, 7, **kwargs
+        )
         n = np_(eager["tokens"]).shape[1]
         # Under jit the outputs keep max_length columns.
         assert np_(jitted["tokens"]).shape[1] == 7

@@ -98,7 +98,7 @@ def test_every_beam_rescores_exactly_by_teacher_forcing(decoder):
     assert np.all(attention[2, :, :, 3:] == 0.0)
     # Distinct hypotheses per sentence.
     for b in range(3):
-        assert len({tuple(t[: n]) for t, n in zip(tokens[b], lengths[b])}) == 3
+        assert len({tuple(t[:n]) for t, n in zip(tokens[b], lengths[b])}) == 3
 
 
 def test_beam_width_one_equals_greedy_on_attention_rnn(decoder):
@@ -133,7 +133,9 @@ def test_attention_rnn_beam_search_saved_model(decoder, tmp_path):
             super().__init__()
             self.decoder = decoder
             self.layers = [
-                decoder.embedding, decoder.wrapper, decoder.projection
+                decoder.embedding,
+                decoder.wrapper,
+                decoder.projection,
             ]
 
         @tf.function(
@@ -146,8 +148,12 @@ def test_attention_rnn_beam_search_saved_model(decoder, tmp_path):
             state = self.decoder.wrapper.get_initial_state(memory, mask)
             lengths = tf.reduce_sum(tf.cast(mask, tf.int32), axis=1)
             out = beam_search_decode(
-                self.decoder.step, START, state, END,
-                max_length=lengths + 1, beam_width=3,
+                self.decoder.step,
+                START,
+                state,
+                END,
+                max_length=lengths + 1,
+                beam_width=3,
             )
             return {k: out[k] for k in ("tokens", "lengths", "attention")}
 
@@ -156,8 +162,12 @@ def test_attention_rnn_beam_search_saved_model(decoder, tmp_path):
     loaded = tf.saved_model.load(path)
     served = loaded.beam(decoder.memory, decoder.mask)
     eager = beam_search_decode(
-        decoder.step, START, decoder.initial_state(), END,
-        max_length=ops.convert_to_tensor([6, 6, 4]), beam_width=3,
+        decoder.step,
+        START,
+        decoder.initial_state(),
+        END,
+        max_length=ops.convert_to_tensor([6, 6, 4]),
+        beam_width=3,
     )
     for key in ("tokens", "lengths", "attention"):
         np.testing.assert_allclose(

@@ -165,7 +165,11 @@ def test_plot_attention_crops_padded_weights_and_annotates():
     weights = np.zeros((5, 6))
     weights[:2, :3] = [[0.2, 0.3, 0.5], [1.0, 0.0, 0.0]]
     figure = plot_attention(
-        weights, ["a", "b", "c"], ["x", "y"], annotate=True, colorbar=False,
+        weights,
+        ["a", "b", "c"],
+        ["x", "y"],
+        annotate=True,
+        colorbar=False,
         vmax=1.0,
     )
     ax = figure.axes[0]
@@ -200,7 +204,10 @@ def test_plot_attention_long_inputs_scale_and_rotate():
     assert labels[0].get_rotation() == 90
     assert short.axes[0].get_xticklabels()[0].get_rotation() == 0
     assert labels[-1].get_text() == "a" * 19 + "…"
-    assert labels[0].get_fontsize() < short.axes[0].get_xticklabels()[0].get_fontsize()
+    assert (
+        labels[0].get_fontsize()
+        < short.axes[0].get_xticklabels()[0].get_fontsize()
+    )
 
 
 def test_plot_attention_right_to_left_source():
@@ -291,7 +298,11 @@ def test_callback_writes_png_every_n_epochs(tmp_path, capsys):
         verbose=1,
     )
     model.fit(
-        data, np.zeros((16, 1)), epochs=5, batch_size=8, verbose=0,
+        data,
+        np.zeros((16, 1)),
+        epochs=5,
+        batch_size=8,
+        verbose=0,
         callbacks=[callback],
     )
     files = sorted(os.listdir(tmp_path / "png"))
@@ -322,7 +333,11 @@ def test_callback_writes_tensorboard_images(tmp_path):
         translate_fn, ["1 2 3 4"], every_n_epochs=1, log_dir=str(tmp_path)
     )
     model.fit(
-        data, np.zeros((16, 1)), epochs=2, batch_size=8, verbose=0,
+        data,
+        np.zeros((16, 1)),
+        epochs=2,
+        batch_size=8,
+        verbose=0,
         callbacks=[callback],
     )
     event_files = tf.io.gfile.glob(str(tmp_path / "attention" / "events.*"))
