@@ -2,8 +2,9 @@
 
 The real command (`python -m examples.nmt train ...`) runs in a subprocess on
 a tiny corpus written to `tmp_path`, with long epochs (`--steps-per-epoch`),
-and is killed with SIGKILL in the middle of its second epoch (after the
-first epoch's checkpoint exists, before the second's does). The same
+and is killed with SIGKILL in the middle of its second epoch (a quarter of
+its steps done, as its progress bar shows; the first epoch's checkpoint and
+backup exist, the second's checkpoint does not). The same
 command, run again, must resume from the backup of the last finished epoch
 (`keras.callbacks.BackupAndRestore`): it starts at epoch 2, leaves the first
 epoch's checkpoint untouched, finishes, and its model exports and
@@ -33,7 +34,7 @@ pytest.importorskip("tensorflow_text")
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 EPOCHS = 3
-STEPS_PER_EPOCH = 150
+STEPS_PER_EPOCH = 120
 # Limits of one run of the command (import, data, compile, 3 short epochs)
 # and of the wait for the first epoch; generous for a loaded 2-core machine.
 RUN_TIMEOUT = 240
@@ -55,7 +56,9 @@ def _command(corpus, run_dir):
         "--epochs", str(EPOCHS), "--steps-per-epoch", str(STEPS_PER_EPOCH),
         "--batch-size", "8", "--units", "8", "--embedding-dim", "8",
         "--source-vocab-size", "150", "--target-vocab-size", "150",
-        "--warmup-steps", "10", "--patience", "10", "--verbose", "2",
+        "--warmup-steps", "10", "--patience", "10",
+        # The progress bar tells the test how far into an epoch the run is.
+        "--verbose", "1",
     ]
 
 
@@ -71,8 +74,17 @@ def _checkpoint(run_dir, epoch):
     return os.path.join(run_dir, "checkpoints", f"epoch_{epoch:02d}.weights.h5")
 
 
+def _steps_done(log, epoch):
+    """Steps of epoch `epoch` the Keras progress bar has shown so far."""
+    marker = f"Epoch {epoch}/{EPOCHS}"
+    if marker not in log:
+        return 0
+    counts = re.findall(rf"(\d+)/{STEPS_PER_EPOCH}\b", log.split(marker, 1)[1])
+    return int(counts[-1]) if counts else 0
+
+
 def _run_and_kill_in_epoch(command, run_dir, log_path, epoch):
-    """Starts `command`, SIGKILLs it once epoch `epoch - 1` is saved.
+    """Starts `command`, SIGKILLs it a quarter into epoch `epoch`.
 
     Returns the log of the killed run.
     """
@@ -82,25 +94,10 @@ def _run_and_kill_in_epoch(command, run_dir, log_path, epoch):
         )
         try:
             deadline = time.time() + RUN_TIMEOUT
-            previous = _checkpoint(run_dir, epoch - 1)
-            backup = os.path.join(run_dir, "backup", "training_metadata.json")
-            while not (os.path.exists(previous) and os.path.exists(backup)):
+            while _steps_done(open(log_path).read(), epoch) < STEPS_PER_EPOCH // 4:
                 assert proc.poll() is None, open(log_path).read()
                 assert time.time() < deadline, "the first epochs took too long"
-                time.sleep(0.2)
-            # The backup is written at the end of the epoch, after the
-            # checkpoint: wait until it names the finished epoch.
-            while True:
-                try:
-                    with open(backup) as f:
-                        if json.load(f)["epoch"] >= epoch - 1:
-                            break
-                except (OSError, ValueError):
-                    pass
-                assert time.time() < deadline
-                time.sleep(0.1)
-            time.sleep(1.0)  # into the next epoch
-            assert proc.poll() is None, "training ended before it was killed"
+                time.sleep(0.05)
             os.kill(proc.pid, signal.SIGKILL)
             proc.wait(timeout=30)
         finally:
@@ -108,11 +105,17 @@ def _run_and_kill_in_epoch(command, run_dir, log_path, epoch):
                 proc.kill()
                 proc.wait(timeout=30)
     assert proc.returncode == -signal.SIGKILL
-    # Killed mid-epoch: this epoch's checkpoint was never written.
-    assert not os.path.exists(_checkpoint(run_dir, epoch))
-    assert not os.path.exists(os.path.join(run_dir, "model.weights.h5"))
     with open(log_path) as f:
-        return f.read()
+        out = f.read()
+    # Killed mid-epoch: this epoch's checkpoint was never written, the
+    # one before was, and so was the backup.
+    assert _steps_done(out, epoch) < STEPS_PER_EPOCH
+    assert not os.path.exists(_checkpoint(run_dir, epoch))
+    assert os.path.exists(_checkpoint(run_dir, epoch - 1))
+    with open(os.path.join(run_dir, "backup", "training_metadata.json")) as f:
+        assert json.load(f)["epoch"] == epoch - 1
+    assert not os.path.exists(os.path.join(run_dir, "model.weights.h5"))
+    return out
 
 
 def _run_to_end(command, log_path):
