@@ -79,3 +79,16 @@ def test_bleu_and_chrf_bounds():
     assert bleu == pytest.approx(100.0) and chrf == pytest.approx(100.0)
     bleu, chrf = evaluate.bleu_chrf(["zzz qqq", "xxx yyy"], refs)
     assert bleu < 1.0 and chrf < 10.0
+
+
+def test_demo_heatmap_png(tmp_path):
+    pytest.importorskip("matplotlib")
+    from examples.nmt import visual
+
+    weights = np.array([[0.9, 0.1], [0.2, 0.8]])
+    items = [(weights, ["a", "b"], ["x", "y"], "one"), (weights.T, ["c", "d"], ["z", "w"], "two")]
+    path = visual.save_attention_grid(items, str(tmp_path / "att.png"))
+    with open(path, "rb") as f:
+        assert f.read(8) == b"\x89PNG\r\n\x1a\n"
+    grid = visual.attention_text_grid(weights, ["a", "b"], ["x", "y"])
+    assert "x" in grid and "a" in grid
