@@ -301,15 +301,20 @@ def _unpack(buffers):
 
 
 def _write(buffers, t, tokens, attention):
+    """Writes column `t` of the buffers.
+
+    With `ops.scatter_update` (`TensorScatterUpdate` on TensorFlow), not
+    `ops.slice_update`, which is an XLA op there (`XlaDynamicUpdateSlice`)
+    that an exported SavedModel would then need wherever it is served; a
+    select over the whole buffer would cost `O(L)` per row and step.
+    """
     out_tokens, out_attn = _unpack(buffers)
-    out_tokens = ops.slice_update(
-        out_tokens, [0, t], ops.expand_dims(tokens, 1)
-    )
+    rows = ops.arange(ops.shape(out_tokens)[0], dtype="int32")
+    index = ops.stack([rows, ops.full_like(rows, t)], axis=1)  # (rows, 2)
+    out_tokens = ops.scatter_update(out_tokens, index, tokens)
     if out_attn is None:
         return (out_tokens,)
-    start = [0, t] + [0] * (len(out_attn.shape) - 2)
-    out_attn = ops.slice_update(out_attn, start, ops.expand_dims(attention, 1))
-    return out_tokens, out_attn
+    return out_tokens, ops.scatter_update(out_attn, index, attention)
 
 
 def _zero_rows(attention, rows_done):

@@ -772,6 +772,14 @@ def test_decoders_export_to_saved_model(tmp_path):
 
     path = str(tmp_path / "translator")
     module = Translator()
+    # Only standard TensorFlow ops: no XLA op for the server to lack.
+    for function in (module.greedy, module.beam):
+        graph = function.get_concrete_function().graph
+        op_types = {op.type for op in graph.get_operations()}
+        for inner in graph._functions.values():
+            op_types |= {node.op for node in inner.definition.node_def}
+        assert "StatelessWhile" in op_types or "While" in op_types
+        assert not [op for op in op_types if op.startswith("Xla")]
     tf.saved_model.save(
         module,
         path,
