@@ -91,7 +91,10 @@ def _run_processes(script, argv_list, tmp_path, env_list, timeout=CLUSTER_TIMEOU
     results = []
     for i, (argv, proc) in enumerate(zip(argv_list, procs)):
         if proc.returncode != 0 or not os.path.exists(argv[-1]):
-            pytest.fail(f"process {i} exited with {proc.returncode}:\n" + _tails(tmp_path, len(procs)))
+            pytest.fail(
+                f"process {i} exited with {proc.returncode}:\n"
+                + _tails(tmp_path, len(procs))
+            )
         with open(argv[-1]) as f:
             results.append(json.load(f))
     return results
@@ -351,7 +354,8 @@ def test_upstream_failures_are_the_known_ones(linear_cluster):
 EXAMPLE_WORKER = """
 import json, os, sys
 import numpy as np
-strategy_name, run_dir, resume, result = sys.argv[1], sys.argv[2], sys.argv[3] == "resume", sys.argv[-1]
+strategy_name, run_dir, result = sys.argv[1], sys.argv[2], sys.argv[-1]
+resume = sys.argv[3] == "resume"
 from examples.nmt import distribute
 if strategy_name == "mirrored":
     distribute.configure_logical_cpus(2)
