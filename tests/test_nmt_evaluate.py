@@ -79,6 +79,10 @@ def test_bleu_and_chrf_bounds():
     assert bleu == pytest.approx(100.0) and chrf == pytest.approx(100.0)
     bleu, chrf = evaluate.bleu_chrf(["zzz qqq", "xxx yyy"], refs)
     assert bleu < 1.0 and chrf < 10.0
+    upper = [r.upper() for r in refs]
+    assert evaluate.bleu_chrf(upper, refs)[0] < 1.0
+    bleu, chrf = evaluate.bleu_chrf(upper, refs, lowercase=True)
+    assert bleu == pytest.approx(100.0) and chrf == pytest.approx(100.0)
 
 
 def test_demo_heatmap_png(tmp_path):

@@ -17,6 +17,8 @@ SENTENCES = [
     "Where is the café?",
     "The cat sat on the mat.",
     "Das Haus ist grün.",
+    "I'm tired, aren't you?",
+    "L'homme (le vieux) dort.",
 ] * 5
 
 
@@ -56,7 +58,7 @@ def test_tensorflow_pretokenization_matches_python_mirror():
 @pytest.mark.parametrize("lower", [True, False])
 def test_round_trip(processors, lower):
     processor = processors[lower]
-    sentences = SENTENCES[:6]
+    sentences = SENTENCES[:8]
     ids = processor.tokenize(sentences)
     assert all(row[0] == text.START_ID and row[-1] == text.END_ID for row in ids.to_list())
     back = _strings(processor.detokenize(ids.to_tensor()))

@@ -116,12 +116,17 @@ def exact_match(hypotheses, references, lower_case=False):
     return same / len(references)
 
 
-def bleu_chrf(hypotheses, references):
-    """Corpus BLEU and chrF (sacrebleu, default settings)."""
-    import sacrebleu
+def bleu_chrf(hypotheses, references, lowercase=False):
+    """Corpus BLEU and chrF (sacrebleu, default settings).
 
-    bleu = sacrebleu.corpus_bleu(hypotheses, [references])
-    chrf = sacrebleu.corpus_chrf(hypotheses, [references])
+    `lowercase=True` compares case-insensitively (for a lower-cased
+    target side, whose translations have no capitals).
+    """
+    from sacrebleu.metrics import BLEU
+    from sacrebleu.metrics import CHRF
+
+    bleu = BLEU(lowercase=lowercase).corpus_score(hypotheses, [references])
+    chrf = CHRF(lowercase=lowercase).corpus_score(hypotheses, [references])
     return bleu.score, chrf.score
 
 
@@ -167,7 +172,7 @@ def evaluate(translate_fn, corpus, target_lower_case=False, batch_size=256):
     references = [t for _, t in corpus.pairs]
     results = translate_all(translate_fn, sources, batch_size)
     hypotheses = [r["translation"] for r in results]
-    bleu, chrf = bleu_chrf(hypotheses, references)
+    bleu, chrf = bleu_chrf(hypotheses, references, lowercase=target_lower_case)
     metrics = {
         "examples": len(sources),
         "exact_match": exact_match(hypotheses, references, target_lower_case),

@@ -215,8 +215,9 @@ class TextProcessor(tf.Module):
         """Readable text from ids `(batch, tokens)`.
 
         `[PAD]`, `[START]` and everything from the first `[END]` on are
-        dropped; sub-words are joined; spaces before closing punctuation and
-        after opening punctuation are removed.
+        dropped; sub-words are joined; spaces before closing punctuation,
+        after opening punctuation and around apostrophes between letters
+        are removed.
         """
         ids = tf.cast(ids, tf.int64)
         if not isinstance(ids, tf.RaggedTensor):
@@ -233,4 +234,8 @@ class TextProcessor(tf.Module):
         text = tf.strings.regex_replace(text, r" ##", "")
         text = tf.strings.regex_replace(text, r" ([.,!?;:%)\]}»])", r"\1")
         text = tf.strings.regex_replace(text, r"([(\[{¿¡«]) ", r"\1")
+        # Elisions and contractions: "l ' homme", "I ' m" -> "l'homme", "I'm".
+        text = tf.strings.regex_replace(
+            text, r"([\p{L}\p{N}]) (['’]) ([\p{L}\p{N}])", r"\1\2\3"
+        )
         return text
