@@ -20,6 +20,7 @@ documented limits (`text.MAX_INPUT_CHARS` characters of input,
 `max_tokens` source tokens, `max_output_tokens` target tokens).
 """
 
+import os
 import time
 
 import numpy as np
@@ -146,6 +147,32 @@ def test_all_hostile_inputs_in_one_batch(exported):
 def test_empty_batch(exported):
     out = translate(exported, [])
     assert out["translation"].shape == (0,)
+
+
+def test_stepwise_decoder_export_takes_the_same_inputs(exported, tmp_path):
+    """The other decoder (AttentionWrapper steps in the graph), untrained."""
+    import dataclasses
+
+    from examples.nmt import export as export_lib
+    from examples.nmt import model as model_lib
+    from examples.nmt import train as train_lib
+
+    _, max_tokens, path = exported
+    run = os.path.dirname(path)
+    _, text_config, model_config, _ = train_lib.load_run_config(run)
+    source, target = train_lib.make_processors(run, text_config)
+    seq2seq = model_lib.build_model(dataclasses.replace(model_config, model="stepwise"))
+    module = export_lib.TranslatorModule(
+        seq2seq, source, target, max_output_tokens=MAX_OUTPUT_TOKENS
+    )
+    saved = export_lib.export_saved_model(module, str(tmp_path / "stepwise"))
+    stepwise = (export_lib.load_saved_model(saved), max_tokens, saved)
+    texts = list(HOSTILE.values()) + list(INVALID_UTF8.values())
+    batch = translate(stepwise, texts)
+    assert translate(stepwise, [])["translation"].shape == (0,)
+    for i in (0, 3, len(texts) - 1):
+        alone = translate(stepwise, [texts[i]])
+        _assert_same_row(_row(alone, 0), _row(batch, i))
 
 
 def test_invalid_utf8_is_replaced_not_dropped(exported):

@@ -58,8 +58,11 @@ class TranslatorModule(tf.Module):
         self.source_processor = source_processor
         self.target_processor = target_processor
         self.max_output_tokens = max_output_tokens
-        # Track the Keras model and its variables explicitly.
-        self.model = seq2seq.training_model
+        # Track the model's variables, not the Keras model itself: saving a
+        # tracked Keras model also traces its own `serving_default` with
+        # unknown shapes, which fails for the step-wise model (Keras'
+        # TensorFlow `ops.scan` over several inputs of unknown length, in
+        # `AttentionRNN`), and `translate` does not use it.
         self.model_variables = [v.value for v in seq2seq.training_model.variables]
 
     # No autograph: the decoding loop is an explicit while loop and every
