@@ -19,9 +19,10 @@ true word alignment of every pair, so the learned attention is scored.
     python -m examples.nmt evaluate --run runs/dates
     python -m examples.nmt train --data /path/fra.txt --out runs/fra   # Anki corpus
 
-Time: `demo` trains for about 3-4 minutes on 2 CPU cores (about 6 minutes
-in all with the data generation, the export and the evaluation) and
-reaches over 99% exact match on held-out dates; on a GPU it runs unchanged.
+Time: `demo` trains for about 100 seconds on 2 CPU cores (2.5 minutes in
+all with the data generation, the export and the evaluation) and reaches
+100% exact match and 96% attention alignment accuracy on 988 held-out
+dates; on a GPU it runs unchanged.
 """
 
 import argparse
