@@ -43,7 +43,7 @@ def _prepare_dropout_masks(cell, cell_inputs, cell_state):
 
 @keras.saving.register_keras_serializable(package="keras_attention")
 class AttentionRNN(keras.layers.Layer):
-    """Runs an `AttentionWrapper` over a target sequence, like `keras.layers.RNN`.
+    """Runs an `AttentionWrapper` over a target sequence, like `RNN`.
 
     For target inputs `x_1..x_T` (e.g. embeddings of the previous target
     tokens under teacher forcing) and a memory `h_1..h_S`, it computes, for

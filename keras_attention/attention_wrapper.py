@@ -151,7 +151,8 @@ class AttentionWrapper(keras.layers.Layer):
             )
         if wiring not in WIRINGS:
             raise ValueError(
-                f"`wiring` must be one of {WIRINGS}. Received: wiring={wiring!r}"
+                f"`wiring` must be one of {WIRINGS}. "
+                f"Received: wiring={wiring!r}"
             )
         if attention_layer_size is not None and (
             isinstance(attention_layer_size, bool)
@@ -265,9 +266,10 @@ class AttentionWrapper(keras.layers.Layer):
         batch = inputs_shape[0]
         self._build_attention(memory_shape)
         if isinstance(self.cell, keras.layers.Layer) and not self.cell.built:
-            self.cell.build(
-                (batch, self.cell_input_size(inputs_shape[-1], memory_shape[-1]))
+            cell_input_size = self.cell_input_size(
+                inputs_shape[-1], memory_shape[-1]
             )
+            self.cell.build((batch, cell_input_size))
         if self.attention_layer is not None and not self.attention_layer.built:
             self.attention_layer.build(
                 (batch, memory_shape[-1]), (batch, self.cell_output_size)

@@ -20,7 +20,6 @@ from keras_attention import DotAttention
 from keras_attention import MultiplicativeAttention
 from keras_attention.attention_rnn import AttentionRNN
 from keras_attention.attention_wrapper import AttentionWrapper
-from keras_attention.attentional_output import AttentionalOutput
 
 E, D, H = 3, 4, 4  # input, memory and cell sizes (D == H for the dot score)
 
@@ -166,7 +165,8 @@ def test_attention_rnn_matches_numpy_reference(attention, options):
     np.testing.assert_allclose(to_np(final["attention"]), ref_a, atol=1e-5)
     # Kept source positions of a kept step sum to one, masked ones are 0.
     align = to_np(alignments)
-    assert np.all(align[~np.broadcast_to(memory_mask[:, None], align.shape)] == 0)
+    masked = ~np.broadcast_to(memory_mask[:, None], align.shape)
+    assert np.all(align[masked] == 0)
     sums = align.sum(-1)
     expected = x_mask & memory_mask.any(-1)[:, None]
     np.testing.assert_allclose(sums, expected.astype(float), atol=1e-5)
@@ -301,7 +301,9 @@ def test_initial_attention_and_extra_state_entries_pass_through():
     out, new_state, _ = wrapper.step(x, state)
     assert "step" in new_state
     # Input feeding: the first cell input is [x; a0].
-    h = np_simple_rnn(wrapper.cell, np.concatenate([x, a0], -1), np.zeros((2, H)))
+    h = np_simple_rnn(
+        wrapper.cell, np.concatenate([x, a0], -1), np.zeros((2, H))
+    )
     c, _ = np_attention(wrapper.attention, h, memory, np.ones((2, 3), bool))
     np.testing.assert_allclose(to_np(out), c, atol=1e-5)
 
@@ -365,7 +367,8 @@ def test_masked_source_positions_are_ignored(wiring):
     out2, align2 = rnn(x, other, memory_mask=memory_mask)
     np.testing.assert_allclose(to_np(out1), to_np(out2), atol=1e-6)
     np.testing.assert_allclose(to_np(align1), to_np(align2), atol=1e-6)
-    assert np.all(to_np(align1)[~np.broadcast_to(memory_mask[:, None], (2, 4, 5))] == 0)
+    masked = ~np.broadcast_to(memory_mask[:, None], (2, 4, 5))
+    assert np.all(to_np(align1)[masked] == 0)
 
 
 def _keras_mask_model(wiring="luong", cell="lstm", attention="multiplicative"):
@@ -510,7 +513,8 @@ def test_fit_in_graph_mode():
 
 
 def test_gradients_reach_the_encoder_through_the_memory():
-    """The decoder starts from zeros: only the memory links it to the encoder."""
+    """The decoder starts from zeros: only the memory links it to the
+    encoder."""
     keras.utils.set_random_seed(1)
     model = _train_model(
         keras.layers.GRUCell(H), MultiplicativeAttention(), "bahdanau"
