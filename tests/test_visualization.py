@@ -363,6 +363,24 @@ def test_callback_writes_tensorboard_images(tmp_path):
     assert not (tmp_path / "png").exists()
 
 
+def test_callback_on_other_backends_writes_pngs_to_log_dir(
+    tmp_path, monkeypatch
+):
+    # Without the TensorFlow backend the callback imports no TensorFlow:
+    # it warns and writes PNG files into log_dir.
+    monkeypatch.setattr(keras.backend, "backend", lambda: "jax")
+    weights = np.array([[0.7, 0.3]])
+    with pytest.warns(UserWarning, match="only on the TensorFlow backend"):
+        callback = AttentionPlotCallback(
+            lambda sentences: [(["a", "b"], ["x"], weights)],
+            ["a b"],
+            log_dir=str(tmp_path),
+        )
+    assert callback.plot(3) == [str(tmp_path / "attention_epoch0003_0.png")]
+    assert os.path.getsize(tmp_path / "attention_epoch0003_0.png") > 1000
+    assert not (tmp_path / "attention").exists()  # no event file
+
+
 def test_callback_bad_arguments():
     with pytest.raises(ValueError, match="every_n_epochs"):
         AttentionPlotCallback(lambda s: [], [], every_n_epochs=0, png_dir="x")
