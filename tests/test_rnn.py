@@ -172,6 +172,44 @@ def test_attention_rnn_matches_numpy_reference(attention, options):
     np.testing.assert_allclose(sums, expected.astype(float), atol=1e-5)
 
 
+@settings(max_examples=6, deadline=None)
+@given(
+    seed=st.integers(0, 2**16),
+    batch=st.integers(1, 3),
+    steps=st.integers(1, 4),
+    source=st.integers(1, 4),
+    wiring=st.sampled_from(["luong", "bahdanau"]),
+)
+def test_numpy_reference_over_shapes_and_masks(
+    seed, batch, steps, source, wiring
+):
+    rng = np.random.default_rng(seed)
+    x = rng.normal(size=(batch, steps, E)).astype("float32")
+    memory = rng.normal(size=(batch, source, D)).astype("float32")
+    h0 = rng.normal(size=(batch, H)).astype("float32")
+    memory_mask = rng.random((batch, source)) < 0.7
+    x_mask = rng.random((batch, steps)) < 0.7
+    wrapper = AttentionWrapper(
+        keras.layers.SimpleRNNCell(H),
+        AdditiveAttention(units=3, use_bias=True),
+        attention_layer_size=2,
+        wiring=wiring,
+    )
+    outputs, alignments, final = AttentionRNN(wrapper, return_state=True)(
+        x,
+        memory,
+        initial_state=h0,
+        inputs_mask=x_mask,
+        memory_mask=memory_mask,
+    )
+    ref_out, ref_align, ref_h, _ = np_decode(
+        wrapper, x, memory, memory_mask, x_mask, h0
+    )
+    np.testing.assert_allclose(to_np(outputs), ref_out, atol=1e-5)
+    np.testing.assert_allclose(to_np(alignments), ref_align, atol=1e-5)
+    np.testing.assert_allclose(to_np(final["cell_state"][0]), ref_h, atol=1e-5)
+
+
 # ----------------------------------------------------------------------------
 # Sequence mode == step-wise mode without input feeding.
 @pytest.mark.parametrize("attention", sorted(ATTENTIONS))
@@ -264,6 +302,29 @@ def test_stepping_equals_attention_rnn(cell, wiring):
     np.testing.assert_array_equal(
         ops.convert_to_numpy(state["memory_mask"]), memory_mask
     )
+
+
+@pytest.mark.parametrize("cell", ["lstm", "gru", "stacked"])
+def test_bahdanau_query_is_the_previous_cell_output(cell):
+    """The first query is `h` of the initial state (the top cell's `h` for
+    a stack), not `c` nor a lower cell's state."""
+    rng = np.random.default_rng(12)
+    wrapper = AttentionWrapper(
+        CELLS[cell](), MultiplicativeAttention(), wiring="bahdanau"
+    )
+    memory = rng.normal(size=(2, 3, D)).astype("float32")
+    template = wrapper.cell.get_initial_state(batch_size=2)
+    initial = keras.tree.map_structure(
+        lambda s: rng.normal(size=s.shape).astype("float32"), template
+    )
+    h0 = initial[-1][0] if cell == "stacked" else initial[0]
+    state = wrapper.get_initial_state(memory, cell_state=initial)
+    x = rng.normal(size=(2, E)).astype("float32")
+    _, _, weights = wrapper.step(x, state)
+    _, expected = np_attention(
+        wrapper.attention, h0, memory, np.ones((2, 3), bool)
+    )
+    np.testing.assert_allclose(to_np(weights), expected, atol=1e-5)
 
 
 def test_keys_are_projected_once_per_memory():
