@@ -32,7 +32,7 @@ SIZES = {
         "target_length": 16,
         "beam_width": 4,
         "warmup": 1,
-        "repeats": 3,
+        "repeats": 2,
         "decode_models": ("luong",),
     },
     False: {

@@ -35,9 +35,8 @@ def make_config(quick, memory_budget_gb=None):
                 "lengths": (16, 64, 256),
                 "dims": (256,),
                 "warmup": 1,
-                "repeats": 4,
-                "min_seconds": 0.5,
-                "with_mha": True,
+                "repeats": 3,
+                "with_mha": False,
                 "memory_budget_bytes": budget,
             },
             "efficiency": {
@@ -45,7 +44,7 @@ def make_config(quick, memory_budget_gb=None):
                 "lengths": (256,),
                 "dims": (256,),
                 "warmup": 1,
-                "repeats": 4,
+                "repeats": 3,
             },
             "scaling": {
                 "batch": 8,
@@ -106,19 +105,23 @@ def run(quick=False, out="runs/benchmarks", sections=SECTIONS,
     if "layers" in sections:
         log("Layers, forward+backward, ours against Keras:")
         results["layers"] = layers.run_layers(config["layers"], log=log)
+        log(f"  ({time.perf_counter() - started:.0f} s so far)")
     if "efficiency" in sections:
         log("Efficiency against a batched matmul:")
         results["efficiency"] = layers.run_efficiency(
             config["efficiency"], log=log
         )
+        log(f"  ({time.perf_counter() - started:.0f} s so far)")
     if "scaling" in sections:
         log("Scaling with the source length:")
         results["scaling"] = layers.run_scaling(config["scaling"], log=log)
+        log(f"  ({time.perf_counter() - started:.0f} s so far)")
     if "nmt" in sections:
         log("NMT throughput:")
         from benchmarks import nmt
 
         results["nmt"] = nmt.run_nmt(config["nmt"], log=log)
+        log(f"  ({time.perf_counter() - started:.0f} s so far)")
     results["targets"] = report.check_targets(results)
     results["seconds"] = time.perf_counter() - started
     os.makedirs(out, exist_ok=True)
