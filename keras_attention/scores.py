@@ -189,7 +189,10 @@ def _additive_score_blocked(query_proj, key_proj, v, max_block_elements):
                 _, block = _block_scores(row_block(q_g, j), k_g, v)
                 return place(out, block, j), _zero_after(block)
 
-            init = (ops.zeros((examples, padded_queries, source), qp.dtype), 0)
+            init = (
+                ops.zeros((examples, padded_queries, source), qp.dtype),
+                ops.zeros((), "int32"),
+            )
             return ops.fori_loop(0, num_blocks, body, init)[0]
 
         scores = ops.map(group_scores, ops.arange(num_groups))
@@ -224,7 +227,7 @@ def _additive_score_blocked(query_proj, key_proj, v, max_block_elements):
                     ops.zeros_like(q_g),
                     ops.zeros_like(k_g),
                     ops.zeros_like(v),
-                    0,
+                    ops.zeros((), "int32"),
                 )
                 return ops.fori_loop(0, num_blocks, body, init)[:3]
 

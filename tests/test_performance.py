@@ -296,3 +296,28 @@ def test_quick_machinery_on_tiny_shapes(tmp_path):
     assert "| DotAttention | keras Attention | 2 | 4 | 8 |" in table
     assert "## Targets" in table
     assert keras.backend.backend() == saved["machine"]["backend"]
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: keras_attention.MultiplicativeAttention(),
+        lambda: keras_attention.AdditiveAttention(6, max_block_elements=40),
+    ],
+    ids=["multiplicative", "additive"],
+)
+def test_attend_uses_the_keys_projected_once(make):
+    """Step-wise decoding: `attend` never touches the key kernel again."""
+    rng = np.random.default_rng(3)
+    query = rng.normal(size=(2, 5)).astype("float32")  # one decoder step
+    value = rng.normal(size=(2, 8, 4)).astype("float32")
+    layer = make()
+    layer.build(query.shape, value.shape)
+    expected = [ops.convert_to_numpy(x) for x in layer(query, value)]
+    projected = layer.project_key(ops.convert_to_tensor(value))
+    kernel = layer.kernel if hasattr(layer, "kernel") else layer.key_kernel
+    # A key kernel of NaNs: any use of it after projection would show.
+    kernel.assign(np.full(kernel.shape, np.nan, "float32"))
+    got = layer.attend(query, value, projected)
+    for a, b in zip(got, expected):
+        np.testing.assert_allclose(ops.convert_to_numpy(a), b, atol=1e-6)
