@@ -4,14 +4,19 @@ Also: the RNN wrappers for step-wise attention with input feeding, in-graph
 greedy and beam search decoders, and attention plots.
 """
 
+from keras_attention import callbacks
 from keras_attention import decoding
+from keras_attention import visualization
 from keras_attention.additive_attention import AdditiveAttention
 from keras_attention.attention_rnn import AttentionRNN
 from keras_attention.attention_wrapper import AttentionWrapper
 from keras_attention.attentional_output import AttentionalOutput
 from keras_attention.base_attention import BaseAttention
+from keras_attention.callbacks import AttentionPlotCallback
 from keras_attention.decoding import beam_search_decode
 from keras_attention.decoding import greedy_decode
 from keras_attention.dot_attention import DotAttention
 from keras_attention.multiplicative_attention import MultiplicativeAttention
 from keras_attention.version import __version__
+from keras_attention.visualization import attention_text_grid
+from keras_attention.visualization import plot_attention
