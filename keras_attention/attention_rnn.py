@@ -241,30 +241,47 @@ class AttentionRNN(keras.layers.Layer):
                     f"inputs_mask.shape={_shape_str(inputs_mask.shape)}"
                 )
 
-        time_major = ops.transpose(inputs, (1, 0, 2))
-        xs = {"inputs": time_major}
-        if inputs_mask is not None:
-            xs["keep"] = ops.transpose(inputs_mask, (1, 0))
+        # `keras.ops.scan` gets a single scanned tensor: on TensorFlow it
+        # fails on several scanned tensors whose length is unknown when
+        # traced (a `tf.function` with a `None` time dimension, as in
+        # `model.export` or `fit` retracing on new lengths). The target mask
+        # and the attention dropout masks travel as 0/1 features appended to
+        # the inputs.
+        size = inputs.shape[-1]
+        parts = [inputs]
+        masked = inputs_mask is not None
+        if masked:
+            parts.append(ops.expand_dims(inputs_mask, -1))
         attention = wrapper.attention
-        if training and attention.dropout > 0:
+        dropout = bool(training) and attention.dropout > 0
+        if dropout:
             # The attention dropout masks of all steps, drawn before the
             # loop: no random state is updated inside it (JAX's `lax.scan`
             # cannot leak it out).
             noise = keras.random.uniform(
-                (ops.shape(inputs)[1], batch_size, source_len),
+                (batch_size, ops.shape(inputs)[1], source_len),
                 seed=attention.seed_generator,
             )
-            xs["dropout_keep"] = noise >= attention.dropout
+            parts.append(noise >= attention.dropout)
+        packed = ops.concatenate(
+            [ops.cast(p, inputs.dtype) for p in parts], axis=-1
+        )
+        time_major = ops.transpose(packed, (1, 0, 2))
 
-        def step(carry, xs):
+        def step(carry, x_t):
             loop_state = dict(constants)
             loop_state["cell_state"] = carry["cell_state"]
             loop_state["attention"] = carry["attention"]
+            dropout_keep = None
+            if dropout:
+                dropout_keep = x_t[:, size + int(masked) :] > 0.5
+            # The reshape restores the static feature size, which slicing
+            # a tensor of unknown width loses.
             output, new_state, weights = wrapper._step(
-                xs["inputs"],
+                ops.reshape(x_t[:, :size], (-1, size)),
                 loop_state,
                 training=training,
-                dropout_keep=xs.get("dropout_keep"),
+                dropout_keep=dropout_keep,
             )
             new_carry = {
                 "cell_state": new_state["cell_state"],
@@ -272,8 +289,8 @@ class AttentionRNN(keras.layers.Layer):
                 "output": ops.cast(output, self.compute_dtype),
                 "weights": ops.cast(weights, self.compute_dtype),
             }
-            if "keep" in xs:
-                keep = ops.expand_dims(xs["keep"], -1)
+            if masked:
+                keep = x_t[:, size : size + 1] > 0.5
                 old = {
                     "cell_state": carry["cell_state"],
                     "attention": carry["attention"],
@@ -293,7 +310,7 @@ class AttentionRNN(keras.layers.Layer):
             "output": ops.zeros((batch_size, output_size), self.compute_dtype),
             "weights": ops.zeros((batch_size, source_len), self.compute_dtype),
         }
-        final, history = ops.scan(step, init, xs)
+        final, history = ops.scan(step, init, time_major)
 
         if cell_dropout:
             for cell in _dropout_cells(wrapper.cell):

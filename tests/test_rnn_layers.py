@@ -397,6 +397,47 @@ def test_step_in_tf_function_exports_as_saved_model(tmp_path, wiring):
     np.testing.assert_array_equal(exported, eager)
 
 
+@pytest.mark.tf_only
+def test_attention_rnn_traces_with_unknown_lengths():
+    """A `tf.function` with `None` lengths (`model.export`, `fit`
+    retracing): Keras' TensorFlow `scan` fails on several scanned tensors
+    of unknown length."""
+    import tensorflow as tf
+
+    rng = np.random.default_rng(8)
+    rnn = AttentionRNN(
+        AttentionWrapper(
+            keras.layers.GRUCell(H),
+            AdditiveAttention(4, dropout=0.3),
+            attention_layer_size=5,
+        )
+    )
+    x = rng.normal(size=(2, 3, E)).astype("float32")
+    memory = rng.normal(size=(2, 4, D)).astype("float32")
+    mask = np.array([[True, True, False], [True, True, True]])
+    expected = rnn(x, memory, inputs_mask=mask)
+    signature = [
+        tf.TensorSpec((None, None, E)),
+        tf.TensorSpec((None, None, D)),
+        tf.TensorSpec((None, None), tf.bool),
+    ]
+    infer = tf.function(
+        lambda x, m, k: rnn(x, m, inputs_mask=k), input_signature=signature
+    )
+    train = tf.function(
+        lambda x, m, k: rnn(x, m, inputs_mask=k, training=True),
+        input_signature=signature,
+    )
+    for got, want in zip(infer(x, memory, mask), expected):
+        np.testing.assert_allclose(to_np(got), to_np(want), atol=1e-6)
+    outputs, alignments = train(x, memory, mask)
+    assert tuple(outputs.shape) == (2, 3, 5)
+    assert np.all(to_np(outputs)[0, 2] == 0)
+    np.testing.assert_allclose(
+        to_np(alignments)[:, 0], to_np(expected[1])[:, 0], atol=1e-6
+    )
+
+
 # ----------------------------------------------------------------------------
 # Errors.
 @pytest.mark.parametrize(
