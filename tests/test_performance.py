@@ -321,3 +321,64 @@ def test_attend_uses_the_keys_projected_once(make):
     got = layer.attend(query, value, projected)
     for a, b in zip(got, expected):
         np.testing.assert_allclose(ops.convert_to_numpy(a), b, atol=1e-6)
+
+
+BACKEND_SCRIPT = r"""
+import numpy as np
+import keras
+from keras import ops
+from keras_attention.scores import additive_score
+
+backend = keras.backend.backend()
+rng = np.random.default_rng(0)
+qp = rng.normal(size=(3, 7, 4)).astype("float32")
+kp = rng.normal(size=(3, 5, 4)).astype("float32")
+v = rng.normal(size=(4,)).astype("float32")
+g = rng.normal(size=(3, 7, 5)).astype("float32")
+h = np.tanh(qp[:, :, None] + kp[:, None])
+pre = g[..., None] * v * (1 - h**2)
+want = [h @ v, pre.sum(2), pre.sum(1), np.einsum("bts,btsu->u", g, h)]
+for bound in (None, 30, 7):
+    if backend == "jax":
+        import jax
+
+        def loss(q, k, vv):
+            return (additive_score(q, k, vv, bound) * g).sum()
+
+        scores = additive_score(qp, kp, v, bound)
+        grads = jax.grad(loss, argnums=(0, 1, 2))(qp, kp, v)
+    else:
+        import torch
+
+        ts = [torch.tensor(x, requires_grad=True) for x in (qp, kp, v)]
+        scores = additive_score(*ts, max_block_elements=bound)
+        (scores * torch.tensor(g)).sum().backward()
+        grads = [t.grad for t in ts]
+        scores = scores.detach()
+    for got, ref in zip([scores] + list(grads), want):
+        np.testing.assert_allclose(
+            np.asarray(ops.convert_to_numpy(got)), ref, rtol=1e-4, atol=1e-4
+        )
+print("ok", backend)
+"""
+
+
+@pytest.mark.parametrize("backend", ["jax", "torch"])
+def test_blocked_score_on_other_backends(backend):
+    import importlib.util
+    import os
+    import subprocess
+    import sys
+
+    if importlib.util.find_spec(backend) is None:
+        pytest.skip(f"{backend} is not installed")
+    env = dict(os.environ, KERAS_BACKEND=backend, TF_CPP_MIN_LOG_LEVEL="3")
+    done = subprocess.run(
+        [sys.executable, "-c", BACKEND_SCRIPT],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=240,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert f"ok {backend}" in done.stdout
