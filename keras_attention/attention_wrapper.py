@@ -188,7 +188,6 @@ class AttentionWrapper(keras.layers.Layer):
                 dtype=self.dtype_policy,
                 name="attention_layer",
             )
-        self._build_shapes = None
 
     # ------------------------------------------------------------------
     # Sizes.
@@ -274,19 +273,6 @@ class AttentionWrapper(keras.layers.Layer):
             self.attention_layer.build(
                 (batch, memory_shape[-1]), (batch, self.cell_output_size)
             )
-        self._build_shapes = {
-            "inputs_shape": inputs_shape,
-            "memory_shape": memory_shape,
-        }
-
-    def get_build_config(self):
-        if self._build_shapes is None:
-            return None
-        return {"shapes_dict": self._build_shapes}
-
-    def build_from_config(self, config):
-        if config and "shapes_dict" in config:
-            self.build(**config["shapes_dict"])
 
     # ------------------------------------------------------------------
     def _cell_state_template(self, batch_size):

@@ -182,6 +182,13 @@ def test_config_round_trip(cell, attention, options):
     assert restored.wrapper.attention.get_config() == (
         wrapper.attention.get_config()
     )
+    # An explicitly built wrapper records its shapes for loading.
+    wrapper.build((None, E), (None, None, H))
+    rebuilt = AttentionWrapper.from_config(wrapper.get_config())
+    rebuilt.build_from_config(wrapper.get_build_config())
+    assert [w.shape for w in rebuilt.weights] == [
+        w.shape for w in wrapper.weights
+    ]
     layer = AttentionalOutput(4, activation="relu", use_bias=True)
     assert AttentionalOutput.from_config(layer.get_config()).get_config() == (
         layer.get_config()
