@@ -363,6 +363,50 @@ def _greedy(embedding, wrapper, dense, memory, memory_mask, steps):
     return history
 
 
+@pytest.mark.parametrize("wiring", ["luong", "bahdanau"])
+def test_step_in_while_loop_under_mixed_precision(wiring):
+    """The state keeps its structure and dtypes from step to step, as
+    `while_loop` requires, with a stack of cells under `mixed_float16`."""
+    keras.config.set_dtype_policy("mixed_float16")
+    rng = np.random.default_rng(9)
+    embedding = keras.layers.Embedding(10, E)
+    wrapper = AttentionWrapper(
+        keras.layers.StackedRNNCells(
+            [keras.layers.LSTMCell(H), keras.layers.GRUCell(H)]
+        ),
+        AdditiveAttention(4),
+        attention_layer_size=5,
+        wiring=wiring,
+    )
+    dense = keras.layers.Dense(10)
+    embedding.build((None,))
+    wrapper.build((None, E), (None, None, D))
+    dense.build((None, 5))
+    memory = rng.normal(size=(3, 4, D)).astype("float32")
+    mask = np.array([[1, 1, 0, 0], [1, 1, 1, 1], [1, 0, 0, 0]], bool)
+    looped = ops.convert_to_numpy(
+        _greedy(embedding, wrapper, dense, memory, mask, 4)
+    )
+    state = wrapper.get_initial_state(memory, mask)
+    first = [
+        keras.backend.standardize_dtype(v.dtype)
+        for v in keras.tree.flatten(state)
+    ]
+    tokens = ops.ones((3,), "int32")
+    expected = []
+    for _ in range(4):
+        output, state, weights = wrapper.step(embedding(tokens), state)
+        assert keras.backend.standardize_dtype(output.dtype) == "float16"
+        tokens = ops.cast(ops.argmax(dense(output), axis=-1), "int32")
+        expected.append(ops.convert_to_numpy(tokens))
+    last = [
+        keras.backend.standardize_dtype(v.dtype)
+        for v in keras.tree.flatten(state)
+    ]
+    assert first == last
+    np.testing.assert_array_equal(looped, np.stack(expected, 1))
+
+
 @pytest.mark.tf_only
 @pytest.mark.parametrize("wiring", ["luong", "bahdanau"])
 def test_step_in_tf_function_exports_as_saved_model(tmp_path, wiring):
