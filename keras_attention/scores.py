@@ -195,7 +195,11 @@ def _additive_score_blocked(query_proj, key_proj, v, max_block_elements):
             )
             return ops.fori_loop(0, num_blocks, body, init)[0]
 
-        scores = ops.map(group_scores, ops.arange(num_groups))
+        scores = _sequential_map(
+            group_scores,
+            num_groups,
+            ops.zeros((examples, padded_queries, source), qp.dtype),
+        )
         scores = ops.reshape(scores, (padded_batch, padded_queries, source))
 
         def grad(*args, upstream=None):
@@ -231,8 +235,14 @@ def _additive_score_blocked(query_proj, key_proj, v, max_block_elements):
                 )
                 return ops.fori_loop(0, num_blocks, body, init)[:3]
 
-            grad_q, grad_k, grad_v = ops.map(
-                group_grads, ops.arange(num_groups)
+            grad_q, grad_k, grad_v = _sequential_map(
+                group_grads,
+                num_groups,
+                (
+                    ops.zeros((examples, padded_queries, units), qp.dtype),
+                    ops.zeros((examples, source, units), qp.dtype),
+                    ops.zeros_like(v),
+                ),
             )
             grad_q = ops.reshape(grad_q, (padded_batch, padded_queries, units))
             grad_k = ops.reshape(grad_k, (padded_batch, source, units))
@@ -246,6 +256,30 @@ def _additive_score_blocked(query_proj, key_proj, v, max_block_elements):
         v,
     )
     return scores[:batch, :num_queries]
+
+
+def _sequential_map(fn, n, like):
+    """`ops.map(fn, arange(n))` with one iteration at a time.
+
+    `ops.map` is `tf.map_fn` on TensorFlow, which runs up to ten iterations
+    at once (ten groups of blocks in memory); `ops.scan` runs them in turn.
+    Its carry is the previous output (unused), which also keeps the carry
+    and the outputs of the same structure, as every backend accepts.
+
+    Args:
+        fn: Callable from an int32 scalar index to a structure of tensors.
+        n: Number of iterations.
+        like: Zeros of the structure and shapes `fn` returns.
+
+    Returns:
+        The outputs of `fn`, stacked on a new first axis.
+    """
+
+    def step(carry, index):
+        out = fn(index)
+        return out, out
+
+    return ops.scan(step, like, xs=ops.arange(n))[1]
 
 
 def _zero_after(x):
