@@ -229,6 +229,33 @@ def test_attention_rnn_length_one_source_and_target(wiring, policy):
 
 
 @tf_only
+@pytest.mark.parametrize("wiring", ["luong", "bahdanau"])
+def test_attention_rnn_exports_with_unknown_lengths_and_masks(wiring, tmp_path):
+    """`model.export` traces with unknown batch and lengths, masks included.
+
+    Keras' TensorFlow `ops.scan` fails on several scanned inputs of unknown
+    length (`'NoneType' object has no attribute 'assert_is_compatible_with'`),
+    which the target mask of an `Embedding(mask_zero=True)` gave before
+    `AttentionRNN` packed its scanned inputs into one tensor. Here the whole
+    round trip: export, load, same outputs.
+    """
+    import tensorflow as tf
+
+    src = keras.Input((None,), dtype="int32", name="source")
+    tgt = keras.Input((None,), dtype="int32", name="target")
+    memory = keras.layers.Embedding(12, 6, mask_zero=True)(src)
+    y = keras.layers.Embedding(12, 5, mask_zero=True)(tgt)
+    outputs, weights = AttentionRNN(_wrapper(wiring))(y, memory)
+    model = keras.Model([src, tgt], [outputs, weights])
+    source = np.array([[3, 4, 5, 0], [6, 0, 0, 0]], "int32")
+    target = np.array([[1, 2, 3], [4, 0, 0]], "int32")
+    expected = model([source, target])
+    model.export(str(tmp_path / "saved"), format="tf_saved_model", verbose=False)
+    restored = tf.saved_model.load(str(tmp_path / "saved"))
+    _assert_same(expected, restored.serve([source, target]))
+
+
+@tf_only
 @pytest.mark.parametrize("policy", POLICIES)
 def test_attentional_output_large_inputs(policy):
     keras.config.set_dtype_policy(policy)
