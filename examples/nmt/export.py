@@ -5,10 +5,13 @@
 whose `translate` function goes from a batch of raw strings to the
 translations with TensorFlow ops only: tensorflow-text tokenization,
 encoder, greedy decoding (`keras_attention.decoding.greedy_decode`, a
-while loop over `Seq2Seq.step`), detokenization.
+while loop over `Seq2Seq.step`), detokenization; `translate_beam` is the
+same with beam search (`keras_attention.decoding.beam_search_decode`) of a
+width given as an input.
 
-`export_saved_model` saves it with `translate` as the `serving_default`
-signature. The SavedModel loads in a fresh process with only TensorFlow and
+`export_saved_model` saves it with three signatures: `serving_default` and
+`greedy` (both `translate`, input `text`) and `beam` (`translate_beam`,
+inputs `text` and `beam_width`). The SavedModel loads in a fresh process with only TensorFlow and
 tensorflow-text imported (`import tensorflow_text` registers the
 tensorflow-text ops, which the graph uses):
 
@@ -18,15 +21,25 @@ tensorflow-text ops, which the graph uses):
     out = translator.signatures["serving_default"](
         tf.constant(["vendredi 20 octobre 1933"]))
     out["translation"]  # [b"Friday, October 20, 1933"]
+    out = translator.signatures["beam"](
+        text=tf.constant(["vendredi 20 octobre 1933"]),
+        beam_width=tf.constant(4))
 """
 
 import tensorflow as tf
 
 from examples.nmt import text as text_lib
+from keras_attention.decoding import beam_search_decode
 from keras_attention.decoding import greedy_decode
 
-# Longest translation, in target tokens (`[END]` included).
+# Longest translation, in target tokens (`[END]` included). Each sentence is
+# also limited to `2 * source_tokens + 10` (both decoders).
 MAX_OUTPUT_TOKENS = 64
+# Beam widths of the `beam` signature are clamped to [1, MAX_BEAM_WIDTH], so
+# one request cannot allocate `batch * width * vocab` scores without bound.
+MAX_BEAM_WIDTH = 16
+# GNMT length penalty alpha of beam search (`score = log P / lp(|Y|)`).
+LENGTH_PENALTY = 0.6
 
 
 def _strip_after_end(tokens):
@@ -44,6 +57,8 @@ class TranslatorModule(tf.Module):
         target_processor: `text.TextProcessor` of the target side.
         max_output_tokens: Longest translation in tokens. Defaults to
             `MAX_OUTPUT_TOKENS`.
+        length_penalty: GNMT `alpha` of beam search. Defaults to
+            `LENGTH_PENALTY`.
     """
 
     def __init__(
@@ -52,12 +67,14 @@ class TranslatorModule(tf.Module):
         source_processor,
         target_processor,
         max_output_tokens=MAX_OUTPUT_TOKENS,
+        length_penalty=LENGTH_PENALTY,
     ):
         super().__init__(name="translator")
         self.seq2seq = seq2seq
         self.source_processor = source_processor
         self.target_processor = target_processor
         self.max_output_tokens = max_output_tokens
+        self.length_penalty = length_penalty
         # Track the model's variables, not the Keras model itself: saving a
         # tracked Keras model also traces its own `serving_default` with
         # unknown shapes, which fails for the step-wise model (Keras'
@@ -80,9 +97,36 @@ class TranslatorModule(tf.Module):
             with `""`, without `[START]`; the source ends with `[END]`, the
             target stops before it); `attention` `(batch, L, S)` float32,
             row `t` the weights used to emit target token `t`;
-            `target_lengths` `(batch,)` int32; `scores` `(batch,)` float32,
-            the log-probability of the translation.
+            `target_lengths` `(batch,)` int32; `scores` and `log_probs`
+            `(batch,)` float32, the log-probability of the translation.
         """
+        return self._translate(text, beam_width=None)
+
+    @tf.function(
+        input_signature=[
+            tf.TensorSpec([None], tf.string, name="text"),
+            tf.TensorSpec([], tf.int32, name="beam_width"),
+        ],
+        autograph=False,
+    )
+    def translate_beam(self, text, beam_width):
+        """Translates a batch of strings with beam search.
+
+        `beam_width` is clamped to `[1, MAX_BEAM_WIDTH]`; width 1 gives the
+        greedy translations. Sentences are decoded independently of the
+        rest of the batch.
+
+        Returns:
+            The outputs of `translate`, for the best hypothesis of each
+            sentence; `scores` is its length-normalised score
+            `log_probs / ((5 + n) / 6) ** length_penalty` (`n` tokens,
+            `[END]` included), by which the beams were ranked.
+        """
+        width = tf.clip_by_value(beam_width, 1, MAX_BEAM_WIDTH)
+        return self._translate(text, beam_width=width)
+
+    def _translate(self, text, beam_width):
+        """The body of both signatures; `beam_width=None` decodes greedily."""
         # An empty batch cannot go through the encoder RNN (TensorFlow's
         # loop cannot stack zero rows of an unknown shape): one extra empty
         # string is decoded with the batch and dropped from the results.
@@ -93,13 +137,25 @@ class TranslatorModule(tf.Module):
         state = self.seq2seq.encode(source_dense)
         batch = tf.shape(source_dense)[0]
         start = tf.fill([batch], tf.constant(text_lib.START_ID, tf.int32))
-        decoded = greedy_decode(
-            self.seq2seq.step,
-            start,
-            state,
-            text_lib.END_ID,
-            self.max_output_tokens,
+        source_lengths = tf.reduce_sum(
+            tf.cast(source_dense != text_lib.PAD_ID, tf.int32), axis=1
         )
+        max_length = tf.minimum(2 * source_lengths + 10, self.max_output_tokens)
+        if beam_width is None:
+            decoded = greedy_decode(
+                self.seq2seq.step, start, state, text_lib.END_ID, max_length
+            )
+        else:
+            # The state is not tiled: beam search tiles it itself.
+            decoded = beam_search_decode(
+                self.seq2seq.step,
+                start,
+                state,
+                text_lib.END_ID,
+                max_length,
+                beam_width=beam_width,
+                length_penalty=self.length_penalty,
+            )
         decoded = {k: v[:num_texts] for k, v in decoded.items()}
         source_ids = source_ids[:num_texts]
         tokens = tf.cast(decoded["tokens"], tf.int32)
@@ -122,19 +178,61 @@ class TranslatorModule(tf.Module):
             "attention": attention,
             "target_lengths": lengths,
             "scores": tf.cast(decoded["scores"], tf.float32),
+            "log_probs": tf.cast(decoded["log_probs"], tf.float32),
         }
 
 
 def export_saved_model(module, path):
-    """Saves `module` with `translate` as the `serving_default` signature."""
+    """Saves `module` with the signatures `serving_default` and `greedy`
+    (`translate`) and `beam` (`translate_beam`)."""
     tf.saved_model.save(
-        module, path, signatures={"serving_default": module.translate}
+        module,
+        path,
+        signatures={
+            "serving_default": module.translate,
+            "greedy": module.translate,
+            "beam": module.translate_beam,
+        },
     )
     return path
 
 
-def load_saved_model(path):
-    """Loads an exported translator; returns its `serving_default` function."""
+def load_saved_model(path, beam_width=None):
+    """Loads an exported translator.
+
+    Args:
+        path: The SavedModel directory.
+        beam_width: `None` or `0`: greedy decoding (the `serving_default`
+            signature); a positive integer: the `beam` signature with this
+            width.
+
+    Returns:
+        A function `text (batch,) string tensor -> dict of outputs`.
+    """
     import tensorflow_text  # noqa: F401, registers the tensorflow-text ops
 
-    return tf.saved_model.load(path).signatures["serving_default"]
+    if beam_width is not None and (
+        isinstance(beam_width, bool)
+        or not isinstance(beam_width, int)
+        or beam_width < 0
+    ):
+        raise ValueError(
+            "`beam_width` must be None or a non-negative integer (0: greedy). "
+            f"Received: beam_width={beam_width!r}"
+        )
+    signatures = tf.saved_model.load(path).signatures
+    if not beam_width:
+        return signatures["serving_default"]
+    if "beam" not in signatures:
+        raise ValueError(
+            f"The SavedModel at {path!r} has no `beam` signature (exported "
+            "before beam search was added): export the run again. "
+            f"Received: signatures={sorted(signatures)}"
+        )
+    beam = signatures["beam"]
+    width = tf.constant(beam_width, tf.int32)
+
+    def translate_fn(text):
+        return beam(text=text, beam_width=width)
+
+    return translate_fn
