@@ -16,7 +16,8 @@ true word alignment of every pair, so the learned attention is scored.
     python -m examples.nmt train --out runs/dates
     python -m examples.nmt export --run runs/dates
     python -m examples.nmt translate --model runs/dates/export "lunes, 3 de mayo de 1999"
-    python -m examples.nmt evaluate --run runs/dates
+    python -m examples.nmt translate --model runs/dates --beam-width 4 "3. März 1999"
+    python -m examples.nmt evaluate --run runs/dates   # greedy and beam search
     python -m examples.nmt train --data /path/fra.txt --out runs/fra   # Anki corpus
 
 Time: `demo` trains for about 100 seconds on 2 CPU cores (2.5 minutes in
@@ -53,6 +54,8 @@ DEMO_EXAMPLES = (
     "3. März 1999",
     "domingo, 25 de diciembre de 2050",
 )
+# Beam width of `evaluate` and `demo` (0: greedy decoding only).
+DEFAULT_BEAM_WIDTH = 4
 
 
 def _add_data_args(p):
@@ -219,7 +222,9 @@ def cmd_translate(args):
         if hasattr(sys.stdin, "reconfigure"):
             sys.stdin.reconfigure(errors="replace")
         texts = [line.rstrip("\n") for line in sys.stdin if line.strip()]
-    translate_fn = export_lib.load_saved_model(_resolve_saved_model(args.model))
+    translate_fn = export_lib.load_saved_model(
+        _resolve_saved_model(args.model), beam_width=args.beam_width
+    )
     results = eval_lib.translate_all(translate_fn, texts)
     for text, r in zip(texts, results):
         print(f"{text}\t{r['translation']}")
@@ -236,8 +241,16 @@ def cmd_translate(args):
     return 0
 
 
-def evaluate_run(run_dir, split="test", saved_model=None, max_examples=None):
-    """Metrics of a run on one split, with its SavedModel (exported if missing)."""
+def evaluate_run(
+    run_dir, split="test", saved_model=None, max_examples=None,
+    beam_width=DEFAULT_BEAM_WIDTH,
+):
+    """Metrics of a run on one split, with its SavedModel (exported if missing).
+
+    The top-level metrics are those of greedy decoding; with a positive
+    `beam_width`, `metrics["beam"]` holds the same metrics for beam search
+    (and `beam_width`).
+    """
     from examples.nmt import evaluate as eval_lib
     from examples.nmt import export as export_lib
     from examples.nmt import train as train_lib
@@ -253,19 +266,29 @@ def evaluate_run(run_dir, split="test", saved_model=None, max_examples=None):
         saved_model = os.path.join(run_dir, "export")
         if not os.path.exists(os.path.join(saved_model, "saved_model.pb")):
             export_run(run_dir, saved_model)
-    translate_fn = export_lib.load_saved_model(_resolve_saved_model(saved_model))
-    return eval_lib.evaluate(translate_fn, corpus, text_config.target_lower_case)
+    saved_model = _resolve_saved_model(saved_model)
+    translate_fn = export_lib.load_saved_model(saved_model)
+    metrics = eval_lib.evaluate(translate_fn, corpus, text_config.target_lower_case)
+    if beam_width:
+        beam_fn = export_lib.load_saved_model(saved_model, beam_width=beam_width)
+        metrics["beam"] = eval_lib.evaluate(
+            beam_fn, corpus, text_config.target_lower_case
+        )
+        metrics["beam"]["beam_width"] = beam_width
+    return metrics
 
 
 def cmd_evaluate(args):
     from examples.nmt import evaluate as eval_lib
 
-    metrics = evaluate_run(args.run, args.split, args.saved_model, args.max_examples)
+    metrics = evaluate_run(
+        args.run, args.split, args.saved_model, args.max_examples, args.beam_width
+    )
     print(f"{args.split} split of {args.run}:")
     print(eval_lib.format_metrics(metrics))
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({k: v for k, v in metrics.items() if k != "results"}, f, indent=2)
+            json.dump(eval_lib.strip_results(metrics), f, indent=2)
     return 0
 
 
@@ -292,6 +315,11 @@ def cmd_demo(args):
     results = eval_lib.translate_all(translate_fn, list(DEMO_EXAMPLES))
     for text, r in zip(DEMO_EXAMPLES, results):
         print(f"   {text:<36} -> {r['translation']}")
+    if args.beam_width:
+        print(f"   beam search (width {args.beam_width}, `beam` signature):")
+        beam_fn = export_lib.load_saved_model(path, beam_width=args.beam_width)
+        for text, r in zip(DEMO_EXAMPLES, eval_lib.translate_all(beam_fn, list(DEMO_EXAMPLES))):
+            print(f"   {text:<36} -> {r['translation']}")
     print("\n== 4. attention (one row per target token, one column per source token)")
     for text, r in list(zip(DEMO_EXAMPLES, results))[:3]:
         print(f"\n{text}  ->  {r['translation']}")
@@ -304,9 +332,9 @@ def cmd_demo(args):
     )
     print(f"\n   heatmaps -> {png}")
     print("\n== 5. evaluate on the held-out test dates")
-    metrics = evaluate_run(args.out, "test", path)
+    metrics = evaluate_run(args.out, "test", path, beam_width=args.beam_width)
     print(eval_lib.format_metrics(metrics))
-    summary = {k: v for k, v in metrics.items() if k != "results"}
+    summary = eval_lib.strip_results(metrics)
     summary["total_seconds"] = time.time() - start
     with open(os.path.join(args.out, "metrics.json"), "w") as f:
         json.dump(summary, f, indent=2)
@@ -341,6 +369,8 @@ def build_parser():
     p.add_argument("--file", help="file with one sentence a line")
     p.add_argument("--attention", action="store_true", help="print the attention as a text grid")
     p.add_argument("--plot", help="save attention heatmaps to this PNG")
+    p.add_argument("--beam-width", type=int, default=0,
+                   help="beam search of this width (`beam` signature); 0: greedy (default)")
     p.set_defaults(func=cmd_translate)
 
     p = sub.add_parser("evaluate", help="BLEU, chrF, exact match (and alignment accuracy on dates)")
@@ -349,6 +379,9 @@ def build_parser():
     p.add_argument("--saved-model", default=None, help="default: RUN/export (exported if missing)")
     p.add_argument("--max-examples", type=int, default=None)
     p.add_argument("--json", help="also write the metrics to this JSON file")
+    p.add_argument("--beam-width", type=int, default=DEFAULT_BEAM_WIDTH,
+                   help="also evaluate beam search of this width "
+                   "(default %(default)s; 0: greedy only)")
     p.set_defaults(func=cmd_evaluate)
 
     p = sub.add_parser(
@@ -357,6 +390,9 @@ def build_parser():
     )
     p.add_argument("--out", default="runs/demo", help="run directory")
     p.add_argument("--quick", action="store_true", help="tiny smoke run (seconds, poor quality)")
+    p.add_argument("--beam-width", type=int, default=DEFAULT_BEAM_WIDTH,
+                   help="also translate and evaluate with beam search "
+                   "of this width (default %(default)s; 0: greedy only)")
     _add_data_args(p)
     _add_model_args(p)
     _add_train_args(p)

@@ -14,6 +14,8 @@
   Target words with no counterpart (punctuation) are not counted.
 """
 
+import time
+
 import numpy as np
 
 from examples.nmt import data as data_lib
@@ -163,14 +165,17 @@ def evaluate(translate_fn, corpus, target_lower_case=False, batch_size=256):
     """All metrics of a corpus split.
 
     Returns:
-        A dict with `examples`, `exact_match`, `bleu`, `chrf` and, when the
+        A dict with `examples`, `exact_match`, `bleu`, `chrf`,
+        `decode_seconds` (wall-clock time of the translation) and, when the
         corpus has alignments, `alignment_accuracy`,
         `alignment_words`, `alignment_examples`; plus `results` (the
         per-sentence outputs of `translate_all`).
     """
     sources = [s for s, _ in corpus.pairs]
     references = [t for _, t in corpus.pairs]
+    start = time.perf_counter()
     results = translate_all(translate_fn, sources, batch_size)
+    decode_seconds = time.perf_counter() - start
     hypotheses = [r["translation"] for r in results]
     bleu, chrf = bleu_chrf(hypotheses, references, lowercase=target_lower_case)
     metrics = {
@@ -178,6 +183,7 @@ def evaluate(translate_fn, corpus, target_lower_case=False, batch_size=256):
         "exact_match": exact_match(hypotheses, references, target_lower_case),
         "bleu": bleu,
         "chrf": chrf,
+        "decode_seconds": decode_seconds,
     }
     if corpus.alignments is not None:
         accuracy, words, used = alignment_accuracy(
@@ -193,7 +199,23 @@ def evaluate(translate_fn, corpus, target_lower_case=False, batch_size=256):
     return metrics
 
 
+def strip_results(metrics):
+    """`metrics` without the per-sentence `results` (at any depth), for JSON."""
+    return {
+        k: strip_results(v) if isinstance(v, dict) else v
+        for k, v in metrics.items()
+        if k != "results"
+    }
+
+
 def format_metrics(metrics):
+    """Text table of `evaluate`'s metrics.
+
+    When `metrics["beam"]` holds the metrics of beam search (with its
+    `beam_width`), greedy and beam search are printed side by side.
+    """
+    if metrics.get("beam"):
+        return _format_side_by_side(metrics, metrics["beam"])
     lines = [
         f"examples            {metrics['examples']}",
         f"exact match         {100 * metrics['exact_match']:.2f} %",
@@ -207,3 +229,40 @@ def format_metrics(metrics):
             f"{metrics['alignment_examples']} sentences)"
         )
     return "\n".join(lines)
+
+
+def _format_side_by_side(greedy, beam):
+    def pct(m, key):
+        return f"{100 * m[key]:.2f} %"
+
+    rows = [
+        ("", "greedy", f"beam (width {beam['beam_width']})"),
+        ("examples", str(greedy["examples"]), str(beam["examples"])),
+        ("exact match", pct(greedy, "exact_match"), pct(beam, "exact_match")),
+        ("BLEU", f"{greedy['bleu']:.2f}", f"{beam['bleu']:.2f}"),
+        ("chrF", f"{greedy['chrf']:.2f}", f"{beam['chrf']:.2f}"),
+    ]
+    if "alignment_accuracy" in greedy and "alignment_accuracy" in beam:
+        rows.append(
+            (
+                "alignment accuracy",
+                pct(greedy, "alignment_accuracy"),
+                pct(beam, "alignment_accuracy"),
+            )
+        )
+        rows.append(
+            (
+                "  (words/sentences)",
+                f"{greedy['alignment_words']}/{greedy['alignment_examples']}",
+                f"{beam['alignment_words']}/{beam['alignment_examples']}",
+            )
+        )
+    if "decode_seconds" in greedy and "decode_seconds" in beam:
+        rows.append(
+            (
+                "decoding time",
+                f"{greedy['decode_seconds']:.1f} s",
+                f"{beam['decode_seconds']:.1f} s",
+            )
+        )
+    return "\n".join(f"{a:<20}{b:<14}{c}".rstrip() for a, b, c in rows)
