@@ -307,3 +307,55 @@ def test_batch_independence_any_position(exported, position, others, sentence):
     position = min(position, len(others))
     batch = others[:position] + [sentence] + others[position:]
     _assert_same_row(alone, _row(translate(exported, batch), position))
+
+
+# ----------------------------------------------------------------------------
+# The `beam` signature: beam search, its width an input of the request.
+@pytest.fixture(scope="module")
+def beam_signature(exported):
+    return tf.saved_model.load(exported[2]).signatures["beam"]
+
+
+def translate_beam(beam_signature, exported, texts, width):
+    out = beam_signature(
+        text=tf.constant([_as_bytes(t) for t in texts], tf.string),
+        beam_width=tf.constant(width, tf.int32),
+    )
+    out = {k: v.numpy() for k, v in out.items()}
+    check_contract(out, len(texts), exported[1])
+    return out
+
+
+@pytest.mark.parametrize("width", [-7, 0, 1, 3, 10**6])
+def test_beam_hostile_inputs_and_widths(exported, beam_signature, width):
+    """Any width is clamped (documented `[1, MAX_BEAM_WIDTH]`), any text decoded."""
+    texts = list(HOSTILE.values()) + list(INVALID_UTF8.values())
+    out = translate_beam(beam_signature, exported, texts, width)
+    if width <= 1:
+        # Width 1 (and what clamps to it) is greedy decoding.
+        greedy = translate(exported, texts)
+        np.testing.assert_array_equal(out["translation"], greedy["translation"])
+    assert translate_beam(beam_signature, exported, [], width)["translation"].shape == (0,)
+
+
+@pytest.mark.parametrize("sentence", SENTENCES[:2])
+def test_beam_sentence_translates_the_same_alone_and_in_a_batch(
+    exported, beam_signature, sentence
+):
+    alone = _row(translate_beam(beam_signature, exported, [sentence], 3), 0)
+    batch = OTHERS[:3] + [sentence] + OTHERS[3:]
+    together = _row(translate_beam(beam_signature, exported, batch, 3), 3)
+    _assert_same_row(alone, together)
+
+
+@settings(
+    max_examples=20,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(
+    texts=st.lists(st.one_of(unicode_text, st.binary(max_size=200)), min_size=1, max_size=3),
+    width=st.integers(-3, 40),
+)
+def test_fuzz_beam(exported, beam_signature, texts, width):
+    translate_beam(beam_signature, exported, texts, width)
