@@ -76,10 +76,10 @@ class TranslatorModule(tf.Module):
         self.max_output_tokens = max_output_tokens
         self.length_penalty = length_penalty
         # Track the model's variables, not the Keras model itself: saving a
-        # tracked Keras model also traces its own `serving_default` with
-        # unknown shapes, which fails for the step-wise model (Keras'
-        # TensorFlow `ops.scan` over several inputs of unknown length, in
-        # `AttentionRNN`), and `translate` does not use it.
+        # tracked Keras model also traces and stores the model's own
+        # `serving_default`, which the signatures here do not use (and which
+        # failed for the step-wise model while `AttentionRNN` could not be
+        # traced with unknown lengths).
         self.model_variables = [v.value for v in seq2seq.training_model.variables]
 
     # No autograph: the decoding loop is an explicit while loop and every
