@@ -1,0 +1,316 @@
+"""Beam search in the NMT example: the exported `beam` signature and `evaluate`.
+
+One tiny model is trained once for the module (300 generated dates, one
+epoch, 8 units, as in `test_nmt_smoke.py`) and exported. Its translations
+are poor, which suits these tests: they check how the decoders relate, not
+how good they are, and long, unsure hypotheses exercise the length limit
+and the beams' reordering.
+"""
+
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+tf = pytest.importorskip("tensorflow")
+pytest.importorskip("tensorflow_text")
+
+from examples.nmt import __main__ as cli  # noqa: E402
+from examples.nmt import evaluate as eval_lib  # noqa: E402
+from examples.nmt import export as export_lib  # noqa: E402
+from examples.nmt import model as model_lib  # noqa: E402
+from examples.nmt import text as text_lib  # noqa: E402
+from examples.nmt import train as train_lib  # noqa: E402
+
+pytestmark = pytest.mark.tf_only
+
+MAX_OUTPUT_TOKENS = 16
+SENTENCES = [
+    "vendredi 20 octobre 1933",
+    "",
+    "Freitag, 20. Oktober 1933",
+    "3. März 1999",
+    "domingo, 25 de diciembre de 2050",
+    "20 Ekim 1933 Cuma",
+]
+
+FRESH_PROCESS = r"""
+import json, sys
+import tensorflow as tf
+import tensorflow_text  # noqa: F401, registers the tensorflow-text ops
+assert not any(m.startswith(("keras_attention", "examples")) for m in sys.modules)
+loaded = tf.saved_model.load(sys.argv[1])
+beam = loaded.signatures["beam"]
+_, inputs = beam.structured_input_signature
+texts = tf.constant([b"vendredi 20 octobre 1933", b"", b"\xff\xfe 3", b"3. M\xc3\xa4rz 1999"])
+out = beam(text=texts, beam_width=tf.constant(3))
+empty = beam(text=tf.constant([], tf.string), beam_width=tf.constant(3))
+result = {k: v.numpy().tolist() for k, v in out.items() if v.dtype != tf.string}
+result["translation"] = [t.decode("utf-8") for t in out["translation"].numpy()]
+result["source_tokens"] = [[t.decode("utf-8") for t in row]
+                           for row in out["source_tokens"].numpy()]
+result["target_tokens"] = [[t.decode("utf-8") for t in row]
+                           for row in out["target_tokens"].numpy()]
+result["signatures"] = sorted(loaded.signatures)
+result["inputs"] = {k: [v.dtype.name, v.shape.as_list()] for k, v in inputs.items()}
+result["empty"] = {k: v.shape.as_list() for k, v in empty.items()}
+print(json.dumps(result))
+"""
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory):
+    """`(run_dir, saved_model_dir)` of a tiny trained and exported model."""
+    run_dir = str(tmp_path_factory.mktemp("beam_run"))
+    configs = (
+        train_lib.DataConfig(num_dates=300, validation_fraction=0.1, test_fraction=0.1),
+        train_lib.TextConfig(source_vocab_size=300, target_vocab_size=300),
+        model_lib.ModelConfig(1, 1, embedding_dim=8, units=8),
+        train_lib.TrainConfig(epochs=1, batch_size=32, verbose=0),
+    )
+    train_lib.train(run_dir, *configs, log=lambda *_: None)
+    path = cli.export_run(run_dir, max_output_tokens=MAX_OUTPUT_TOKENS)
+    return run_dir, path
+
+
+@pytest.fixture(scope="module")
+def greedy(run):
+    return export_lib.load_saved_model(run[1])
+
+
+@pytest.fixture(scope="module")
+def beam_signature(run):
+    return tf.saved_model.load(run[1]).signatures["beam"]
+
+
+def _numpy(out):
+    return {k: v.numpy() for k, v in out.items()}
+
+
+def _beam(beam_signature, texts, width):
+    return _numpy(
+        beam_signature(
+            text=tf.constant(texts, tf.string), beam_width=tf.constant(width)
+        )
+    )
+
+
+def _row(out, i):
+    """One sentence of a batch output, without the batch padding."""
+    n = int(out["target_lengths"][i])
+    s = int(np.sum(out["source_tokens"][i] != b""))
+    return {
+        "translation": out["translation"][i],
+        "target_tokens": list(out["target_tokens"][i, :n]),
+        "source_tokens": list(out["source_tokens"][i, :s]),
+        "attention": out["attention"][i, :n, :s],
+        "scores": out["scores"][i],
+        "log_probs": out["log_probs"][i],
+    }
+
+
+def _assert_same_row(a, b, atol=1e-5):
+    assert a["translation"] == b["translation"]
+    assert a["target_tokens"] == b["target_tokens"]
+    assert a["source_tokens"] == b["source_tokens"]
+    np.testing.assert_allclose(a["attention"], b["attention"], atol=atol)
+    np.testing.assert_allclose(a["scores"], b["scores"], atol=1e-4)
+    np.testing.assert_allclose(a["log_probs"], b["log_probs"], atol=1e-4)
+
+
+def test_beam_signature_in_a_fresh_process(run):
+    _, path = run
+    result = subprocess.run(
+        [sys.executable, "-c", FRESH_PROCESS, path],
+        capture_output=True, text=True, timeout=300,
+        env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3"), cwd="/",
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    out = json.loads(result.stdout.strip().splitlines()[-1])
+    assert out["signatures"] == ["beam", "greedy", "serving_default"]
+    assert out["inputs"] == {"text": ["string", [None]], "beam_width": ["int32", []]}
+    assert out["empty"]["translation"] == [0]
+    assert out["empty"]["attention"][0] == 0
+    attention = np.array(out["attention"])
+    batch, length, source_len = attention.shape
+    assert batch == 4 and len(out["translation"]) == 4
+    assert np.array(out["target_tokens"]).shape == (4, length)
+    assert np.array(out["source_tokens"]).shape == (4, source_len)
+    for b in range(4):
+        n = out["target_lengths"][b]
+        kept = [t for t in out["source_tokens"][b] if t]
+        assert kept[-1] == "[END]"
+        assert 0 <= n <= MAX_OUTPUT_TOKENS
+        np.testing.assert_allclose(attention[b, :n].sum(-1), 1.0, atol=1e-4)
+        assert np.all(attention[b, n:] == 0)
+        assert np.all(attention[b, :, len(kept):] == 0)
+        assert all(out["target_tokens"][b][:n]) and not any(out["target_tokens"][b][n:])
+        assert out["scores"][b] <= 0.0 and out["log_probs"][b] <= 0.0
+
+
+def test_greedy_signature_is_serving_default(run, greedy):
+    signatures = tf.saved_model.load(run[1]).signatures
+    a = _numpy(signatures["greedy"](text=tf.constant(SENTENCES)))
+    b = _numpy(greedy(tf.constant(SENTENCES)))
+    assert a.keys() == b.keys()
+    for key in a:
+        np.testing.assert_array_equal(a[key], b[key])
+    # Greedy decoding ranks by the plain log-probability.
+    np.testing.assert_array_equal(b["scores"], b["log_probs"])
+
+
+@pytest.mark.parametrize("width", [1, 0, -3])
+def test_beam_width_one_equals_greedy(greedy, beam_signature, width):
+    # Widths below 1 are clamped to 1.
+    g = _numpy(greedy(tf.constant(SENTENCES)))
+    b = _beam(beam_signature, SENTENCES, width)
+    for i in range(len(SENTENCES)):
+        greedy_row, beam_row = _row(g, i), _row(b, i)
+        # Beam search reports the length-normalised score; the rest is equal.
+        n_end = len(greedy_row["target_tokens"]) + int(
+            g["target_lengths"][i] < _limit(g, i)
+        )
+        np.testing.assert_allclose(
+            beam_row["scores"], greedy_row["log_probs"] / _penalty(n_end), rtol=1e-5
+        )
+        beam_row["scores"] = greedy_row["scores"]
+        _assert_same_row(greedy_row, beam_row)
+
+
+def test_beam_width_is_clamped_to_the_maximum(beam_signature):
+    wide = _beam(beam_signature, SENTENCES[:3], 10**6)
+    widest = _beam(beam_signature, SENTENCES[:3], export_lib.MAX_BEAM_WIDTH)
+    for i in range(3):
+        _assert_same_row(_row(wide, i), _row(widest, i))
+
+
+@pytest.mark.parametrize("width", [3, 5])
+def test_beam_batch_equals_sentence_by_sentence(beam_signature, width):
+    batch = _beam(beam_signature, SENTENCES, width)
+    for i, sentence in enumerate(SENTENCES):
+        alone = _beam(beam_signature, [sentence], width)
+        _assert_same_row(_row(batch, i), _row(alone, 0))
+    empty = _beam(beam_signature, [], width)
+    assert empty["translation"].shape == (0,) and empty["attention"].shape[0] == 0
+
+
+def _limit(out, i):
+    """The decoders' length limit of sentence `i` (source tokens counted)."""
+    source_tokens = int(np.sum(out["source_tokens"][i] != b""))
+    return min(2 * source_tokens + 10, MAX_OUTPUT_TOKENS)
+
+
+def _penalty(length, alpha=export_lib.LENGTH_PENALTY):
+    return ((5.0 + length) / 6.0) ** alpha
+
+
+def _log_softmax(x):
+    x = x - x.max(-1, keepdims=True)
+    return x - np.log(np.exp(x).sum(-1, keepdims=True))
+
+
+def test_beam_output_is_its_own_teacher_forced_hypothesis(run, beam_signature):
+    """Tokens, log-probability, score and attention of the best beam agree
+    with the training model run on that hypothesis (teacher forcing): the
+    beams' back-pointers carried the right attention and state along."""
+    run_dir, _ = run
+    seq2seq, _, _, _ = train_lib.load_trained(run_dir)
+    with open(os.path.join(run_dir, "source_vocab.txt"), encoding="utf-8") as f:
+        source_ids = {t: i for i, t in enumerate(f.read().splitlines())}
+    with open(os.path.join(run_dir, "target_vocab.txt"), encoding="utf-8") as f:
+        target_ids = {t: i for i, t in enumerate(f.read().splitlines())}
+    out = _beam(beam_signature, SENTENCES, 4)
+    attention = out["attention"]
+    batch, length, source_len = attention.shape
+    assert out["target_tokens"].shape == (batch, length)
+    assert out["source_tokens"].shape == (batch, source_len)
+    for i in range(batch):
+        row = _row(out, i)
+        n = len(row["target_tokens"])
+        ended = n < _limit(out, i)
+        src = [source_ids[t.decode()] for t in row["source_tokens"]]
+        tgt = [target_ids[t.decode()] for t in row["target_tokens"]]
+        target_in = [text_lib.START_ID] + tgt
+        inputs = {
+            "source_ids": np.array([src], np.int32),
+            "target_in": np.array([target_in], np.int32),
+        }
+        log_probs = _log_softmax(
+            np.asarray(seq2seq.training_model(inputs), np.float64)[0]
+        )
+        expected_tokens = tgt + ([text_lib.END_ID] if ended else [])
+        total = sum(log_probs[t, tok] for t, tok in enumerate(expected_tokens))
+        np.testing.assert_allclose(row["log_probs"], total, rtol=1e-4, atol=1e-4)
+        np.testing.assert_allclose(
+            row["scores"], total / _penalty(len(expected_tokens)), rtol=1e-4, atol=1e-4
+        )
+        weights = np.asarray(seq2seq.attention_model(inputs))[0]
+        np.testing.assert_allclose(row["attention"], weights[:n], atol=1e-5)
+
+
+def test_evaluate_reports_greedy_and_beam(run, greedy, capsys):
+    run_dir, path = run
+    json_path = os.path.join(run_dir, "beam_metrics.json")
+    args = ["evaluate", "--run", run_dir, "--beam-width", "3", "--json", json_path]
+    assert cli.main(args) == 0
+    printed = capsys.readouterr().out
+    assert "greedy" in printed and "beam (width 3)" in printed
+    with open(json_path) as f:
+        metrics = json.load(f)
+    beam = metrics["beam"]
+    assert beam["beam_width"] == 3 and beam["examples"] == metrics["examples"] > 0
+    for m in (metrics, beam):
+        assert 0.0 <= m["exact_match"] <= 1.0
+        assert 0.0 <= m["bleu"] <= 100.0 and 0.0 <= m["chrf"] <= 100.0
+        assert "alignment_accuracy" in m and m["decode_seconds"] > 0.0
+        assert "results" not in m
+
+    # The beam figures are those of the beam signature's translations.
+    result = cli.evaluate_run(run_dir, "test", path, beam_width=3)
+    _, splits = train_lib.load_splits(train_lib.load_run_config(run_dir)[0])
+    texts = [s for s, _ in splits["test"].pairs]
+    references = [t for _, t in splits["test"].pairs]
+    beam_fn = export_lib.load_saved_model(path, beam_width=3)
+    expected = [r["translation"] for r in eval_lib.translate_all(beam_fn, texts)]
+    assert [r["translation"] for r in result["beam"]["results"]] == expected
+    bleu, chrf = eval_lib.bleu_chrf(expected, references)
+    assert result["beam"]["bleu"] == pytest.approx(bleu)
+    assert result["beam"]["chrf"] == pytest.approx(chrf)
+    greedy_translations = [
+        r["translation"] for r in eval_lib.translate_all(greedy, texts)
+    ]
+    assert [r["translation"] for r in result["results"]] == greedy_translations
+
+    # --beam-width 0: greedy only, in the single-column format.
+    assert cli.main(["evaluate", "--run", run_dir, "--beam-width", "0",
+                     "--json", json_path]) == 0
+    assert "beam (width" not in capsys.readouterr().out
+    with open(json_path) as f:
+        assert "beam" not in json.load(f)
+
+
+def test_translate_cli_with_beam(run, capsys):
+    run_dir, _ = run
+    assert cli.main(["translate", "--model", run_dir, "--beam-width", "2",
+                     "lundi 1 janvier 2024"]) == 0
+    assert capsys.readouterr().out.startswith("lundi 1 janvier 2024\t")
+
+
+def test_load_saved_model_rejects_bad_width_and_old_exports(run, tmp_path):
+    run_dir, path = run
+    with pytest.raises(ValueError, match="beam_width"):
+        export_lib.load_saved_model(path, beam_width=-1)
+    with pytest.raises(ValueError, match="beam_width"):
+        export_lib.load_saved_model(path, beam_width=2.0)
+    # A SavedModel with only the greedy signature (exported before beam
+    # search) translates greedily and names the fix for beam search.
+    seq2seq, source, target, _ = train_lib.load_trained(run_dir)
+    module = export_lib.TranslatorModule(seq2seq, source, target, max_output_tokens=4)
+    old = str(tmp_path / "old_export")
+    tf.saved_model.save(module, old, signatures={"serving_default": module.translate})
+    assert export_lib.load_saved_model(old)(tf.constant(["3"]))["translation"].shape == (1,)
+    with pytest.raises(ValueError, match="no `beam` signature"):
+        export_lib.load_saved_model(old, beam_width=4)
