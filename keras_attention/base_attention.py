@@ -1,6 +1,7 @@
 """Shared machinery of the attention layers: validation, masking, softmax."""
 
 import keras
+import numpy as np
 from keras import ops
 
 
@@ -15,10 +16,12 @@ def _is_floating(dtype):
 def masked_softmax(scores, mask=None):
     """Softmax over the last axis that gives masked positions exactly zero.
 
-    Runs in float32 (or float64 for float64 scores). A row whose positions
-    are all masked gives all-zero weights, with finite gradients: no large
-    negative constant is involved, so nothing overflows in float16 and no
-    `0 * inf` appears in the backward pass.
+    Runs in float32 (or float64 for float64 scores). Masked scores are
+    replaced by the dtype's lowest finite value, so `exp(lowest - max)` is
+    exactly zero next to any kept score; a row whose positions are all
+    masked comes out uniform and is then set to zeros. No `0 * inf` appears
+    in either pass: the final `where` sends no gradient to masked
+    positions, and the softmax's own gradient is zero where its output is.
 
     Args:
         scores: `(..., S)` unnormalised scores.
@@ -32,15 +35,9 @@ def masked_softmax(scores, mask=None):
     if mask is None:
         return ops.softmax(scores, axis=-1)
     mask = ops.broadcast_to(mask, ops.shape(scores))
-    # Shift by the largest kept score (a constant for the softmax); the
-    # shifted scores are <= 0 where kept, and set to 0 elsewhere before exp,
-    # so exp never overflows and masked positions never reach the gradient.
-    row_max = ops.max(ops.where(mask, scores, -1e30), axis=-1, keepdims=True)
-    row_max = ops.stop_gradient(row_max)
-    shifted = ops.where(mask, scores - row_max, 0.0)
-    exps = ops.where(mask, ops.exp(shifted), 0.0)
-    total = ops.sum(exps, axis=-1, keepdims=True)
-    return exps / ops.where(total > 0, total, 1.0)
+    lowest = float(np.finfo(keras.backend.standardize_dtype(scores.dtype)).min)
+    weights = ops.softmax(ops.where(mask, scores, lowest), axis=-1)
+    return ops.where(mask, weights, 0.0)
 
 
 class BaseAttention(keras.layers.Layer):
