@@ -36,6 +36,7 @@ def make_config(quick, memory_budget_gb=None):
                 "dims": (256,),
                 "warmup": 1,
                 "repeats": 3,
+                "min_seconds": 0.5,
                 "with_mha": False,
                 "memory_budget_bytes": budget,
             },
