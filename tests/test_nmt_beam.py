@@ -314,3 +314,47 @@ def test_load_saved_model_rejects_bad_width_and_old_exports(run, tmp_path):
     assert export_lib.load_saved_model(old)(tf.constant(["3"]))["translation"].shape == (1,)
     with pytest.raises(ValueError, match="no `beam` signature"):
         export_lib.load_saved_model(old, beam_width=4)
+
+
+def test_beam_signature_on_hostile_inputs(beam_signature):
+    texts = [
+        "lundi 3 mai 1999 " * 60000,  # a million characters
+        " \t\n\u3000",
+        "vendredi\x00 20\x1b[31m octobre\u202e 1933",
+        "[START] [END] [PAD] [UNK] ## ##ab",
+        "🙂 vendredi 🇫🇷 20 octobre",
+    ]
+    out = _beam(beam_signature, [t.encode("utf-8") for t in texts] + [b"\xc0\xaf\xff"], 4)
+    assert out["translation"].shape == (6,)
+    assert out["source_tokens"].shape[1] <= 64  # the text config's max_tokens
+    for i in range(6):
+        out["translation"][i].decode("utf-8")
+        n = int(out["target_lengths"][i])
+        s = int(np.sum(out["source_tokens"][i] != b""))
+        assert 0 <= n <= _limit(out, i) and s >= 1
+        np.testing.assert_allclose(out["attention"][i, :n].sum(-1), 1.0, atol=1e-4)
+        assert np.all(out["attention"][i, n:] == 0.0)
+        assert np.all(out["attention"][i, :, s:] == 0.0)
+        assert np.isfinite(out["scores"][i]) and out["scores"][i] <= 0.0
+
+
+def test_stepwise_model_beam_equals_greedy_at_width_one_and_is_batch_independent(run):
+    """The step-wise model (AttentionWrapper state, input feeding) through
+    the same module, in process: its nested state is tiled and reordered."""
+    import dataclasses
+
+    run_dir, _ = run
+    _, text_config, model_config, _ = train_lib.load_run_config(run_dir)
+    source, target = train_lib.make_processors(run_dir, text_config)
+    seq2seq = model_lib.build_model(dataclasses.replace(model_config, model="stepwise"))
+    module = export_lib.TranslatorModule(seq2seq, source, target, max_output_tokens=8)
+    texts = tf.constant(SENTENCES[:4])
+    g = _numpy(module.translate(texts))
+    b1 = _numpy(module.translate_beam(texts, tf.constant(1)))
+    b3 = _numpy(module.translate_beam(texts, tf.constant(3)))
+    for i, sentence in enumerate(SENTENCES[:4]):
+        greedy_row, beam_row = _row(g, i), _row(b1, i)
+        beam_row["scores"] = greedy_row["scores"]
+        _assert_same_row(greedy_row, beam_row)
+        alone = _numpy(module.translate_beam(tf.constant([sentence]), tf.constant(3)))
+        _assert_same_row(_row(b3, i), _row(alone, 0))
