@@ -27,10 +27,15 @@ $(VENV)/.backends: $(STAMP)
 demo: $(STAMP)
 	$(PY) -m examples.nmt demo --out runs/demo
 
+# Two pytest workers, one test file each at a time (module fixtures that train
+# a tiny model run once): many tests wait on subprocesses, so this halves the
+# wall time on 2 cores.
+PYTEST := $(PY) -m pytest -q -p no:cacheprovider -n 2 --dist loadfile
+
 test: $(STAMP) $(VENV)/.backends
-	KERAS_BACKEND=jax $(PY) -m pytest -q -p no:cacheprovider $(BACKEND_TESTS)
-	KERAS_BACKEND=torch $(PY) -m pytest -q -p no:cacheprovider $(BACKEND_TESTS)
-	KERAS_BACKEND=tensorflow $(PY) -m pytest -q
+	KERAS_BACKEND=tensorflow $(PYTEST)
+	KERAS_BACKEND=jax $(PYTEST) $(BACKEND_TESTS)
+	KERAS_BACKEND=torch $(PYTEST) $(BACKEND_TESTS)
 
 bench-quick: $(STAMP)
 	$(PY) -m benchmarks.run --quick
