@@ -6,7 +6,8 @@ from keras import ops
 
 
 def _shape_str(shape):
-    return "(" + ", ".join("None" if d is None else str(d) for d in shape) + ")"
+    """A shape as Python writes a tuple: `(2, None, 4)`, `(3,)`."""
+    return str(tuple(None if d is None else int(d) for d in shape))
 
 
 def _is_floating(dtype):

@@ -42,6 +42,8 @@ import numbers
 import keras
 from keras import ops
 
+from keras_attention.base_attention import _shape_str
+
 # A log-probability that no real hypothesis reaches; finite, so that sums,
 # differences and divisions never produce NaN.
 NEG_INF = -1e9
@@ -99,10 +101,6 @@ def tile_state(state, multiplier):
 
 # ----------------------------------------------------------------------
 # Input validation.
-
-
-def _shape_str(shape):
-    return str(tuple(None if d is None else int(d) for d in shape))
 
 
 def _check_positive_int(name, value):
