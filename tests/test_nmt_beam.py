@@ -24,6 +24,7 @@ from examples.nmt import export as export_lib  # noqa: E402
 from examples.nmt import model as model_lib  # noqa: E402
 from examples.nmt import text as text_lib  # noqa: E402
 from examples.nmt import train as train_lib  # noqa: E402
+from tests.nmt_tiny import train_tiny  # noqa: E402
 
 pytestmark = pytest.mark.tf_only
 
@@ -65,13 +66,7 @@ print(json.dumps(result))
 def run(tmp_path_factory):
     """`(run_dir, saved_model_dir)` of a tiny trained and exported model."""
     run_dir = str(tmp_path_factory.mktemp("beam_run"))
-    configs = (
-        train_lib.DataConfig(num_dates=300, validation_fraction=0.1, test_fraction=0.1),
-        train_lib.TextConfig(source_vocab_size=300, target_vocab_size=300),
-        model_lib.ModelConfig(1, 1, embedding_dim=8, units=8),
-        train_lib.TrainConfig(epochs=1, batch_size=32, verbose=0),
-    )
-    train_lib.train(run_dir, *configs, log=lambda *_: None)
+    train_tiny(run_dir)
     path = cli.export_run(run_dir, max_output_tokens=MAX_OUTPUT_TOKENS)
     return run_dir, path
 

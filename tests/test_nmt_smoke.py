@@ -17,8 +17,8 @@ pytest.importorskip("tensorflow_text")
 
 from examples.nmt import __main__ as cli  # noqa: E402
 from examples.nmt import export as export_lib  # noqa: E402
-from examples.nmt import model as model_lib  # noqa: E402
 from examples.nmt import train as train_lib  # noqa: E402
+from tests.nmt_tiny import train_tiny  # noqa: E402
 
 pytestmark = pytest.mark.tf_only
 
@@ -42,13 +42,7 @@ print(json.dumps({k: v.numpy().tolist() if v.dtype != tf.string else
 @pytest.fixture(scope="module")
 def trained_run(tmp_path_factory):
     run_dir = str(tmp_path_factory.mktemp("run"))
-    configs = (
-        train_lib.DataConfig(num_dates=300, validation_fraction=0.1, test_fraction=0.1),
-        train_lib.TextConfig(source_vocab_size=300, target_vocab_size=300),
-        model_lib.ModelConfig(1, 1, embedding_dim=8, units=8),
-        train_lib.TrainConfig(epochs=1, batch_size=32, verbose=0),
-    )
-    seq2seq, history = train_lib.train(run_dir, *configs, log=lambda *_: None)
+    seq2seq, history = train_tiny(run_dir)
     return run_dir, seq2seq, history
 
 

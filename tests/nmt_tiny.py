@@ -1,0 +1,18 @@
+"""The tiny NMT run that the example's smoke tests train once per module."""
+
+from examples.nmt import model as model_lib
+from examples.nmt import train as train_lib
+
+
+def train_tiny(run_dir):
+    """Trains the example on 300 dates, 8 units, one epoch (seconds).
+
+    Returns what `examples.nmt.train.train` returns: `(seq2seq, history)`.
+    """
+    configs = (
+        train_lib.DataConfig(num_dates=300, validation_fraction=0.1, test_fraction=0.1),
+        train_lib.TextConfig(source_vocab_size=300, target_vocab_size=300),
+        model_lib.ModelConfig(1, 1, embedding_dim=8, units=8),
+        train_lib.TrainConfig(epochs=1, batch_size=32, verbose=0),
+    )
+    return train_lib.train(run_dir, *configs, log=lambda *_: None)
