@@ -161,6 +161,20 @@ def test_plot_attention_axes_labels_and_shape(tmp_path):
     )
 
 
+def test_save_attention_plot_writes_the_png(tmp_path):
+    weights = np.array([[0.9, 0.1], [0.2, 0.8]])
+    path = tmp_path / "saved.png"
+    figure = visualization.save_attention_plot(
+        str(path), weights, ["vendredi", "1933"], ["Friday", "1933"], title="t"
+    )
+    assert figure.axes[0].get_title() == "t"
+    np.testing.assert_allclose(figure.axes[0].images[0].get_array(), weights)
+    assert path.stat().st_size > 1000
+    assert png_size(path) == tuple(
+        int(round(x)) for x in figure.get_size_inches() * figure.dpi
+    )
+
+
 def test_plot_attention_crops_padded_weights_and_annotates():
     weights = np.zeros((5, 6))
     weights[:2, :3] = [[0.2, 0.3, 0.5], [1.0, 0.0, 0.0]]
