@@ -259,32 +259,23 @@ class BaseAttention(keras.layers.Layer):
         as in `call`, with `projected_key` in place of `key`.
         """
         single_step = len(query.shape) == 2
-        batch_source = (value.shape[0], value.shape[1])
+        # (batch_size,) for one step, (batch_size, Tq) for a sequence.
+        query_mask = self._validate_mask(
+            "query_mask", query_mask, tuple(query.shape[:-1])
+        )
+        value_mask = self._validate_mask(
+            "value_mask", value_mask, (value.shape[0], value.shape[1])
+        )
         if single_step:
-            query_mask = self._validate_mask(
-                "query_mask", query_mask, (query.shape[0],)
-            )
-            value_mask = self._validate_mask(
-                "value_mask", value_mask, batch_source
-            )
             query = ops.expand_dims(query, 1)
             if query_mask is not None:
                 query_mask = ops.expand_dims(query_mask, 1)
-        else:
-            query_mask = self._validate_mask(
-                "query_mask", query_mask, tuple(query.shape[:2])
-            )
-            value_mask = self._validate_mask(
-                "value_mask", value_mask, batch_source
-            )
 
         score_dtype = self._score_dtype()
         scores = self.score(
             ops.cast(query, score_dtype), ops.cast(projected_key, score_dtype)
         )
-        mask = self._combined_mask(
-            scores, query_mask, value_mask, use_causal_mask
-        )
+        mask = self._combined_mask(scores, value_mask, use_causal_mask)
         weights = masked_softmax(scores, mask)
         if query_mask is not None:
             # Rows of masked queries: zero weights, hence a zero context.
@@ -301,7 +292,7 @@ class BaseAttention(keras.layers.Layer):
             weights = ops.squeeze(weights, 1)
         return context, weights
 
-    def _combined_mask(self, scores, query_mask, value_mask, use_causal_mask):
+    def _combined_mask(self, scores, value_mask, use_causal_mask):
         mask = None
         if value_mask is not None:
             mask = ops.expand_dims(value_mask, 1)  # (batch, 1, S)
