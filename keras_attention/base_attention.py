@@ -211,12 +211,57 @@ class BaseAttention(keras.layers.Layer):
     def build(self, query_shape, value_shape, key_shape=None):
         self._validate_shapes(query_shape, value_shape, key_shape)
 
-    def _score_dtype(self):
-        # float16 scores of large inputs overflow (65504): compute the scores
-        # in float32 under a float16 policy. bfloat16 has float32's range.
+    @property
+    def score_dtype(self):
+        """The dtype the scores are computed in.
+
+        The compute dtype, except under a float16 policy, where the scores
+        of large inputs would overflow (65504) and are computed in float32.
+        bfloat16 has float32's range.
+        """
         if self.compute_dtype == "float16":
             return "float32"
         return self.compute_dtype
+
+    def _score_dtype(self):
+        return self.score_dtype
+
+    def prepare_memory(self, value, key=None, value_mask=None):
+        """What `attend` needs of one memory, computed once per sentence.
+
+        Step-wise decoders call this once per source sentence and then
+        `attend(query, memory["memory"], memory["keys"],
+        value_mask=memory["memory_mask"])` at every step.
+
+        Args:
+            value: `(batch_size, S, Dv)` memory (encoder states).
+            key: Optional `(batch_size, S, Dk)` keys. Defaults to `value`.
+            value_mask: Optional boolean `(batch_size, S)`, `True` = attend.
+                Defaults to all `True`, so the structure is the same with
+                and without a mask.
+
+        Returns:
+            A dict with `"memory"` (the values in the compute dtype),
+            `"keys"` (`project_key` of the keys in the score dtype) and
+            `"memory_mask"` (boolean `(batch_size, S)`). Every tensor has the
+            batch size as leading dimension, so decoders can tile or gather
+            it.
+        """
+        if key is None:
+            key = value
+        keys = self.project_key(ops.cast(key, self.score_dtype))
+        dims = ops.shape(value)
+        if value_mask is None:
+            value_mask = ops.ones((dims[0], dims[1]), dtype="bool")
+        else:
+            value_mask = self._validate_mask(
+                "value_mask", value_mask, (value.shape[0], value.shape[1])
+            )
+        return {
+            "memory": ops.cast(value, self.compute_dtype),
+            "keys": keys,
+            "memory_mask": value_mask,
+        }
 
     # ------------------------------------------------------------------
     def call(

@@ -1,0 +1,89 @@
+"""Argument checks shared by the package's layers, decoders and plots.
+
+Internal: not part of the public API (nothing here is re-exported by
+`keras_attention`), but the one place each check is written. Every check
+raises a `ValueError` that names the argument, the expected and the
+received value.
+"""
+
+import numbers
+
+import keras
+from keras import ops
+
+
+def shape_str(shape):
+    """A shape as Python writes a tuple: `(2, None, 4)`, `(3,)`."""
+    return str(tuple(None if d is None else int(d) for d in shape))
+
+
+def is_floating(dtype):
+    """Whether `dtype` (any spelling Keras accepts) is a floating type."""
+    return "float" in keras.backend.standardize_dtype(dtype)
+
+
+def check_positive_int(name, value, allow_none=False):
+    """`value` as an `int` if it is a positive integer (not a bool).
+
+    Args:
+        name: The argument's name, for the message.
+        value: The value to check.
+        allow_none: Whether `None` is accepted (and returned).
+
+    Raises:
+        ValueError: if `value` is not a positive integer (or `None` where
+            allowed).
+    """
+    if value is None and allow_none:
+        return None
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, numbers.Integral)
+        or value < 1
+    ):
+        expected = "a positive integer or None" if allow_none else (
+            "a positive integer"
+        )
+        raise ValueError(
+            f"`{name}` must be {expected}. Received: {name}={value!r}"
+        )
+    return int(value)
+
+
+def shapes_compatible(shape, expected):
+    """Same rank and equal sizes wherever both are known."""
+    shape, expected = tuple(shape), tuple(expected)
+    return len(shape) == len(expected) and all(
+        s is None or e is None or s == e for s, e in zip(shape, expected)
+    )
+
+
+def check_mask(owner, name, mask, expected_shape):
+    """A boolean mask of `expected_shape`, or `None` for no mask.
+
+    Boolean and integer masks are accepted (integer: non-zero = keep).
+    Floating masks are refused: a float mask of `0.5` has no meaning here.
+
+    Args:
+        owner: The class name that prefixes the message.
+        name: The argument's name.
+        mask: The mask, or `None`.
+        expected_shape: The expected shape (`None` for unknown sizes).
+
+    Raises:
+        ValueError: on a shape that does not match or a floating dtype.
+    """
+    if mask is None:
+        return None
+    if not shapes_compatible(mask.shape, expected_shape):
+        raise ValueError(
+            f"{owner}: `{name}` must have shape {shape_str(expected_shape)}. "
+            f"Received: {name}.shape={shape_str(mask.shape)}"
+        )
+    dtype = keras.backend.standardize_dtype(mask.dtype)
+    if is_floating(dtype):
+        raise ValueError(
+            f"{owner}: `{name}` must be a boolean (or integer 0/1) mask, "
+            f"True = keep. Received: {name}.dtype={dtype}"
+        )
+    return ops.cast(mask, "bool")
