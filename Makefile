@@ -6,13 +6,13 @@ STAMP := $(VENV)/.installed
 
 export TF_CPP_MIN_LOG_LEVEL ?= 2
 
-.PHONY: demo test test-backends bench bench-quick clean
+.PHONY: demo test test-backends bench bench-quick dist wheel-test docs lint clean
 
 # torch is pinned to the CPU build that pip finds on these machines; an
 # unpinned torch pulls a multi-GB CUDA build.
 BACKEND_PINS ?= "torch==2.13.0" "jax[cpu]>=0.4.30"
 # Tests that run on every Keras backend (the rest needs TensorFlow).
-BACKEND_TESTS ?= $(wildcard tests/test_layers*.py tests/test_rnn*.py tests/test_decoding*.py tests/test_visualization*.py tests/test_backends*.py)
+BACKEND_TESTS ?= $(wildcard tests/test_layers*.py tests/test_rnn*.py tests/test_decoding*.py tests/test_visualization*.py)
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -22,6 +22,12 @@ $(STAMP): pyproject.toml
 
 $(VENV)/.backends: $(STAMP)
 	$(PY) -m pip install --quiet $(BACKEND_PINS)
+	touch $@
+
+# The optional tool sets: building and checking the distributions, the docs
+# site, the linter (extras of pyproject.toml).
+$(VENV)/.release $(VENV)/.docs $(VENV)/.lint: $(VENV)/.%: $(STAMP)
+	$(PY) -m pip install --quiet -e ".[$*]"
 	touch $@
 
 demo: $(STAMP)
@@ -37,6 +43,30 @@ test: $(STAMP) $(VENV)/.backends
 	KERAS_BACKEND=jax $(PYTEST) $(BACKEND_TESTS)
 	KERAS_BACKEND=torch $(PYTEST) $(BACKEND_TESTS)
 
+# The wheel and the sdist in $(DIST), checked by twine and for their contents.
+DIST ?= dist
+dist: $(VENV)/.release
+	rm -rf $(DIST)
+	$(PY) -m build --outdir $(DIST) .
+	$(PY) -m twine check --strict $(DIST)/*
+	$(PY) tools/check_dist.py $(DIST)
+
+# The wheel installed (not editable) into a fresh $(WHEEL_VENV), and the tests
+# that need only the library run against it from outside the source tree.
+WHEEL_VENV ?= $(VENV)-wheel
+WHEEL_TESTS ?= $(BACKEND_TESTS)
+wheel-test: dist
+	PYTHON=$(PYTHON) tools/test_wheel.sh $(DIST) $(WHEEL_VENV) $(WHEEL_TESTS)
+
+# The documentation site from docs/ and the docstrings; --strict turns broken
+# links and missing references into errors.
+SITE ?= site
+docs: $(VENV)/.docs
+	$(PY) -m mkdocs build --strict --site-dir $(SITE)
+
+lint: $(VENV)/.lint
+	$(PY) -m ruff check .
+
 bench-quick: $(STAMP)
 	$(PY) -m benchmarks.run --quick
 
@@ -44,4 +74,4 @@ bench: $(STAMP)
 	$(PY) -m benchmarks.run
 
 clean:
-	rm -rf $(VENV) runs
+	rm -rf $(VENV) $(WHEEL_VENV) runs $(DIST) $(SITE) build
