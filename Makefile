@@ -1,4 +1,5 @@
 # Quick start: `make demo` (train, export, translate, plot) and `make test`.
+# Release checks: `make dist`, `make wheel-test`, `make docs`, `make lint`.
 PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
@@ -6,7 +7,7 @@ STAMP := $(VENV)/.installed
 
 export TF_CPP_MIN_LOG_LEVEL ?= 2
 
-.PHONY: demo test test-backends bench bench-quick dist wheel-test docs lint clean
+.PHONY: demo test bench bench-quick dist wheel-test docs lint clean
 
 # torch is pinned to the CPU build that pip finds on these machines; an
 # unpinned torch pulls a multi-GB CUDA build.
@@ -14,9 +15,13 @@ BACKEND_PINS ?= "torch==2.13.0" "jax[cpu]>=0.4.30"
 # Tests that run on every Keras backend (the rest needs TensorFlow).
 BACKEND_TESTS ?= $(wildcard tests/test_layers*.py tests/test_rnn*.py tests/test_decoding*.py tests/test_visualization*.py)
 
+# Environments made before the rename hold this project as `keras-attention`,
+# also the name of an unrelated 2019 package with the same import name
+# `keras_attention`: it is removed before the install.
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip uninstall --quiet --yes keras-attention 2>/dev/null || true
 	$(PY) -m pip install --quiet -e ".[test]"
 	touch $(STAMP)
 
