@@ -1,4 +1,5 @@
 # Quick start: `make demo` (train, export, translate, plot) and `make test`.
+# Release checks: `make dist`, `make wheel-test`, `make docs`, `make lint`.
 PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
@@ -6,22 +7,32 @@ STAMP := $(VENV)/.installed
 
 export TF_CPP_MIN_LOG_LEVEL ?= 2
 
-.PHONY: demo test test-backends bench bench-quick clean
+.PHONY: demo test bench bench-quick dist wheel-test docs lint clean
 
 # torch is pinned to the CPU build that pip finds on these machines; an
 # unpinned torch pulls a multi-GB CUDA build.
 BACKEND_PINS ?= "torch==2.13.0" "jax[cpu]>=0.4.30"
 # Tests that run on every Keras backend (the rest needs TensorFlow).
-BACKEND_TESTS ?= $(wildcard tests/test_layers*.py tests/test_rnn*.py tests/test_decoding*.py tests/test_visualization*.py tests/test_backends*.py)
+BACKEND_TESTS ?= $(wildcard tests/test_layers*.py tests/test_rnn*.py tests/test_decoding*.py tests/test_visualization*.py)
 
+# Environments made before the rename hold this project as `keras-attention`,
+# also the name of an unrelated 2019 package with the same import name
+# `keras_attention`: it is removed before the install.
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip uninstall --quiet --yes keras-attention 2>/dev/null || true
 	$(PY) -m pip install --quiet -e ".[test]"
 	touch $(STAMP)
 
 $(VENV)/.backends: $(STAMP)
 	$(PY) -m pip install --quiet $(BACKEND_PINS)
+	touch $@
+
+# The optional tool sets: building and checking the distributions, the docs
+# site, the linter (extras of pyproject.toml).
+$(VENV)/.release $(VENV)/.docs $(VENV)/.lint: $(VENV)/.%: $(STAMP)
+	$(PY) -m pip install --quiet -e ".[$*]"
 	touch $@
 
 demo: $(STAMP)
@@ -37,6 +48,32 @@ test: $(STAMP) $(VENV)/.backends
 	KERAS_BACKEND=jax $(PYTEST) $(BACKEND_TESTS)
 	KERAS_BACKEND=torch $(PYTEST) $(BACKEND_TESTS)
 
+# The wheel and the sdist in $(DIST), checked by twine and for their contents.
+DIST ?= dist
+dist: $(VENV)/.release
+	rm -rf $(DIST)
+	$(PY) -m build --outdir $(DIST) .
+	$(PY) -m twine check --strict $(DIST)/*
+	$(PY) tools/check_dist.py $(DIST)
+
+# The wheel installed (not editable) into a fresh $(WHEEL_VENV), and the tests
+# that need only the library run against it from outside the source tree.
+WHEEL_VENV ?= $(VENV)-wheel
+WHEEL_TESTS ?= $(BACKEND_TESTS)
+wheel-test: dist
+	PYTHON=$(PYTHON) tools/test_wheel.sh $(DIST) $(WHEEL_VENV) $(WHEEL_TESTS)
+
+# The documentation site from docs/ and the docstrings; --strict turns broken
+# links and missing references into errors; every public name of the package
+# must have an entry in docs/api/.
+SITE ?= site
+docs: $(VENV)/.docs
+	$(PY) tools/check_api_docs.py
+	NO_MKDOCS_2_WARNING=1 $(PY) -m mkdocs build --strict --site-dir $(SITE)
+
+lint: $(VENV)/.lint
+	$(PY) -m ruff check .
+
 bench-quick: $(STAMP)
 	$(PY) -m benchmarks.run --quick
 
@@ -44,4 +81,4 @@ bench: $(STAMP)
 	$(PY) -m benchmarks.run
 
 clean:
-	rm -rf $(VENV) runs
+	rm -rf $(VENV) $(WHEEL_VENV) runs $(DIST) $(SITE) build
