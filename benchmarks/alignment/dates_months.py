@@ -72,8 +72,12 @@ def attention(seq2seq, src, tgt_in, mask_end):
     initial = states if seq2seq.config.bridge else None
     for rnn in seq2seq.decoder_rnns:
         y = rnn(y, initial_state=initial, training=False)[0]
+    keys = None
+    if getattr(seq2seq.config, "attention_keys", "encoder") == "embedding":
+        keys = seq2seq.source_embedding(src)
     _, weights = seq2seq.attention(
-        y, memory, value_mask=ops.convert_to_tensor(mask), training=False
+        y, memory, key=keys, value_mask=ops.convert_to_tensor(mask),
+        training=False,
     )
     return np.asarray(weights)
 
