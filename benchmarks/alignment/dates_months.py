@@ -92,8 +92,8 @@ def main(argv=None):
 
     import tensorflow as tf
 
-    from examples.nmt import evaluate as eval_lib
     from examples.nmt import train as train_lib
+    from keras_attention import alignment as al
 
     seq2seq, source, target, _ = train_lib.load_trained(args.run)
     triples = fresh_dates(args.num, args.seed)
@@ -110,16 +110,16 @@ def main(argv=None):
         for j, (_, tgt_text, truth, locale) in enumerate(chunk):
             s_ids = src[j].numpy()
             t_ids = tgt[j].numpy()
-            s_tok = [eval_lib._as_str(x) for x in
+            s_tok = [x.decode("utf-8") for x in
                      source.token_strings(s_ids).numpy()]
-            t_tok = [eval_lib._as_str(x) for x in
+            t_tok = [x.decode("utf-8") for x in
                      target.token_strings(t_ids).numpy()][1:]
             weights = w[j, : len(t_tok), : len(s_tok)]
-            matrix = eval_lib.word_attention(weights, s_tok, t_tok)
+            matrix = al.word_attention(weights, s_tok, t_tok)
             words = tgt_text.replace(",", " ,").split()
             if matrix.shape[0] != len(truth):
                 continue
-            groups = eval_lib.word_groups(t_tok)
+            groups = al.word_groups(t_tok)
             for k, (row, gold) in enumerate(zip(matrix, truth)):
                 if not gold:
                     continue
