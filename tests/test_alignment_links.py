@@ -12,7 +12,7 @@ from hypothesis import settings
 from hypothesis import strategies as st
 
 from keras_attention import alignment as al
-from keras_attention.alignment.symmetrize import METHODS
+from keras_attention.alignment.symmetrization import METHODS
 
 # ----------------------------------------------------------------------
 # Sub-words -> words.
@@ -83,6 +83,27 @@ def test_word_attention_bad_shapes():
         al.word_attention(np.zeros(3), ["a"], ["b"])
     with pytest.raises(ValueError, match="at least one row"):
         al.word_attention(np.zeros((1, 1)), ["a", "b"], ["x"])
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    pieces=st.lists(st.sampled_from(["a", "##b", "[END]", "c", "[UNK]"]),
+                    min_size=1, max_size=8),
+    seed=st.integers(0, 1000),
+)
+def test_word_attention_keeps_the_mass_on_words(pieces, seed):
+    rng = np.random.default_rng(seed)
+    weights = rng.random((len(pieces), len(pieces)))
+    weights /= weights.sum(axis=1, keepdims=True)
+    out = al.word_attention(weights, pieces, pieces)
+    groups = al.word_groups(pieces)
+    assert out.shape == (len(groups), len(groups))
+    words = [i for g in groups for i in g]
+    # Row i: the mean over its pieces of the mass they put on words.
+    for i, g in enumerate(groups):
+        want = weights[g][:, words].sum(axis=1).mean()
+        assert out[i].sum() == pytest.approx(want)
+    assert np.all(out >= 0) and np.all(out.sum(axis=1) <= 1 + 1e-9)
 
 
 def test_word_links_to_token_links():
@@ -191,6 +212,28 @@ EXPECTED_C = {
     "grow-diag-final": {(2, 0), (2, 1), (1, 1)},
     "grow-diag-final-and": {(2, 0), (1, 1)},
 }
+
+
+
+
+def test_grow_diag_visits_points_added_during_the_scan():
+    # symal scans a std::set while inserting into it: a point inserted
+    # after the one being scanned is visited in the same pass.
+    #   forward {1-2, 2-1}, reverse {0-0, 0-2, 1-1, 2-1}
+    #   intersection {2-1} = (t1, s2); union (t, s): (0,0) (1,1) (1,2)
+    #   (2,0) (2,1).
+    #   pass 1, at (t1, s2): (t1, s1) = 1-1 covers s1; the diagonal
+    #     (t2, s1) = 1-2 covers t2; both are added; (t2, s1) sorts after
+    #     (t1, s2), so it is scanned now: its neighbour (t2, s0) = 0-2
+    #     covers s0: added. (t1, s1) sorts before: it waits.
+    #   pass 2, at (t1, s1): the diagonal (t0, s0) = 0-0 covers t0: added.
+    # All five union links. A scan of a snapshot would reach (t1, s1)
+    # first in pass 2, add 0-0 (covering s0) and then refuse 0-2.
+    forward = {(1, 2), (2, 1)}
+    reverse = {(0, 0), (0, 2), (1, 1), (2, 1)}
+    assert al.symmetrize(forward, reverse, "grow-diag") == {
+        (0, 0), (0, 2), (1, 1), (1, 2), (2, 1)
+    }
 
 
 @pytest.mark.parametrize(

@@ -243,6 +243,20 @@ def test_fit_guided_attention_reaches_reversed_diagonal(cost_type):
     assert shares[0.0] < 0.5
 
 
+# The optimizer was never built: nothing to restore, and Keras says so.
+@pytest.mark.filterwarnings("ignore:Skipping variable loading for optimizer")
+def test_compiled_model_keeps_the_loss_through_keras_file(tmp_path):
+    model = tiny_model()
+    loss = al.GuidedAlignmentLoss("mse", weight=0.25, normalize=True)
+    model.compile(optimizer="adam", loss={"attention": loss})
+    path = str(tmp_path / "guided.keras")
+    model.save(path)
+    again = keras.saving.load_model(path, safe_mode=True)
+    restored = again.loss["attention"]
+    assert isinstance(restored, al.GuidedAlignmentLoss)
+    assert restored.get_config() == loss.get_config()
+
+
 # ----------------------------------------------------------------------
 # Backend-agnostic: no TensorFlow.
 

@@ -31,7 +31,7 @@ import tempfile
 import time
 
 from keras_attention import alignment as al
-from keras_attention.alignment.symmetrize import METHODS
+from keras_attention.alignment.symmetrization import METHODS
 
 _TOKEN = re.compile(r"\w+|[^\w\s]", re.UNICODE)
 

@@ -29,8 +29,8 @@ from keras_attention.alignment.subwords import DEFAULT_SPECIAL_TOKENS
 from keras_attention.alignment.subwords import word_attention
 from keras_attention.alignment.subwords import word_groups
 from keras_attention.alignment.subwords import word_links_to_token_links
-from keras_attention.alignment.symmetrize import symmetrize
-from keras_attention.alignment.symmetrize import symmetrize_corpus
+from keras_attention.alignment.symmetrization import symmetrize
+from keras_attention.alignment.symmetrization import symmetrize_corpus
 
 __all__ = [
     "DEFAULT_SPECIAL_TOKENS",
