@@ -4,10 +4,12 @@ Also: the RNN wrappers for step-wise attention with input feeding, in-graph
 greedy and beam search decoders, and attention plots.
 """
 
+from keras_attention import alignment
 from keras_attention import callbacks
 from keras_attention import decoding
 from keras_attention import visualization
 from keras_attention.additive_attention import AdditiveAttention
+from keras_attention.alignment import GuidedAlignmentLoss
 from keras_attention.attention_rnn import AttentionRNN
 from keras_attention.attention_wrapper import AttentionWrapper
 from keras_attention.attentional_output import AttentionalOutput

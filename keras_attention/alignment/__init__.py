@@ -1,0 +1,52 @@
+"""Attention as word alignment: extract, symmetrize, export, score, supervise.
+
+- `word_groups`, `word_attention`, `word_links_to_token_links`: from
+  sub-word (WordPiece `##`, SentencePiece `▁`) attention to words and back.
+- `hard_links`, `attention_links`, `transpose_links`: `argmax` or
+  `threshold` links `(source, target)`.
+- `symmetrize`: intersection, union, grow(-diag)(-final)(-and), as Moses
+  `symal`.
+- `read_pharaoh`, `write_pharaoh`, `parse_pharaoh`, `format_pharaoh`.
+- `alignment_scores`: AER, precision, recall (Och & Ney, 2003).
+- `GuidedAlignmentLoss`, `links_to_matrix`: supervise attention weights with
+  reference links in `model.fit`.
+
+Everything but `GuidedAlignmentLoss` is plain numpy/Python; the loss uses
+`keras.ops` and runs on every Keras backend. See `docs/alignment.md`.
+"""
+
+from keras_attention.alignment.guided_loss import GuidedAlignmentLoss
+from keras_attention.alignment.guided_loss import links_to_matrix
+from keras_attention.alignment.links import attention_links
+from keras_attention.alignment.links import hard_links
+from keras_attention.alignment.links import transpose_links
+from keras_attention.alignment.pharaoh import format_pharaoh
+from keras_attention.alignment.pharaoh import parse_pharaoh
+from keras_attention.alignment.pharaoh import read_pharaoh
+from keras_attention.alignment.pharaoh import write_pharaoh
+from keras_attention.alignment.scoring import alignment_scores
+from keras_attention.alignment.subwords import DEFAULT_SPECIAL_TOKENS
+from keras_attention.alignment.subwords import word_attention
+from keras_attention.alignment.subwords import word_groups
+from keras_attention.alignment.subwords import word_links_to_token_links
+from keras_attention.alignment.symmetrization import symmetrize
+from keras_attention.alignment.symmetrization import symmetrize_corpus
+
+__all__ = [
+    "DEFAULT_SPECIAL_TOKENS",
+    "GuidedAlignmentLoss",
+    "alignment_scores",
+    "attention_links",
+    "format_pharaoh",
+    "hard_links",
+    "links_to_matrix",
+    "parse_pharaoh",
+    "read_pharaoh",
+    "symmetrize",
+    "symmetrize_corpus",
+    "transpose_links",
+    "word_attention",
+    "word_groups",
+    "word_links_to_token_links",
+    "write_pharaoh",
+]
