@@ -54,8 +54,11 @@ def clean_strings(texts):
     return tf.strings.substr(texts, 0, MAX_INPUT_CHARS, unit="UTF8_CHAR")
 
 
-def pretokenize(texts, lower_case=True):
-    """Normalises and splits a batch of strings into words.
+def tf_pretokenize(texts, lower_case=True):
+    """Normalises and splits a batch of strings into words, as TF ops.
+
+    The TensorFlow twin of `corpus.pretokenize` (one Python string): both
+    give the same words.
 
     Args:
         texts: String tensor `(batch,)`.
@@ -97,7 +100,7 @@ def learn_vocabulary(sentences, vocab_size, lower_case=True):
     ).batch(1024)
     words = words.map(
         lambda t: tf.strings.reduce_join(
-            pretokenize(t, lower_case), axis=-1, separator=" "
+            tf_pretokenize(t, lower_case), axis=-1, separator=" "
         )
     )
     vocab = bert_vocab.bert_vocab_from_dataset(
@@ -185,7 +188,7 @@ class TextProcessor(tf.Module):
 
     def words(self, texts):
         """The pre-tokenized words, `(batch, (words))` strings."""
-        return pretokenize(texts, self.lower_case)
+        return tf_pretokenize(texts, self.lower_case)
 
     def tokenize_words(self, texts):
         """Sub-word ids grouped by word, `(batch, (words), (pieces))`."""
