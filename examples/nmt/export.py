@@ -229,8 +229,8 @@ def load_saved_model(path, beam_width=None):
         return signatures["serving_default"]
     if "beam" not in signatures:
         raise ValueError(
-            f"The SavedModel at {path!r} has no `beam` signature (exported "
-            "before beam search was added): export the run again. "
+            f"The SavedModel at {path!r} has no `beam` signature (it was "
+            "not written by `export_saved_model`): export the run again. "
             f"Received: signatures={sorted(signatures)}"
         )
     beam = signatures["beam"]
