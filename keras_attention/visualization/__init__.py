@@ -26,3 +26,19 @@ from keras_attention.visualization.tokens import char_width
 from keras_attention.visualization.tokens import display_width
 from keras_attention.visualization.tokens import is_right_to_left
 from keras_attention.visualization.tokens import visual_order
+
+__all__ = [
+    "DEFAULT_SHADES",
+    "ELLIPSIS",
+    "attention_text_grid",
+    "char_width",
+    "display_width",
+    "figure_to_png",
+    "is_right_to_left",
+    "plot_attention",
+    "plot_attention_grid",
+    "require_matplotlib",
+    "save_attention_plot",
+    "save_figure",
+    "visual_order",
+]
