@@ -153,7 +153,8 @@ def worker_dir(path, strategy=None, tf_config=None):
 
 
 def free_loopback_ports(count):
-    """`count` distinct TCP ports free on 127.0.0.1 (bound to port 0, closed)."""
+    """`count` distinct TCP ports free on 127.0.0.1 (bound to port 0, then
+    closed)."""
     sockets = []
     try:
         for _ in range(count):

@@ -12,9 +12,9 @@ width given as an input.
 `export_run` exports a trained run (to `RUN/export` by default);
 `export_saved_model` saves a module with three signatures: `serving_default` and
 `greedy` (both `translate`, input `text`) and `beam` (`translate_beam`,
-inputs `text` and `beam_width`). The SavedModel loads in a fresh process with only TensorFlow and
-tensorflow-text imported (`import tensorflow_text` registers the
-tensorflow-text ops, which the graph uses):
+inputs `text` and `beam_width`). The SavedModel loads in a fresh process
+with only TensorFlow and tensorflow-text imported (`import tensorflow_text`
+registers the tensorflow-text ops, which the graph uses):
 
     import tensorflow as tf
     import tensorflow_text  # noqa: F401, registers the ops
@@ -84,7 +84,9 @@ class TranslatorModule(tf.Module):
         # `serving_default`, which the signatures here do not use (and which
         # failed for the step-wise model while `AttentionRNN` could not be
         # traced with unknown lengths).
-        self.model_variables = [v.value for v in seq2seq.training_model.variables]
+        self.model_variables = [
+            v.value for v in seq2seq.training_model.variables
+        ]
 
     # No autograph: the decoding loop is an explicit while loop and every
     # Python `if` here is on configuration, not on tensors.
@@ -173,7 +175,9 @@ class TranslatorModule(tf.Module):
         target_strings = tf.where(
             keep, self.target_processor.token_strings(tokens), ""
         )
-        source_strings = self.source_processor.token_strings(source_ids).to_tensor("")
+        source_strings = self.source_processor.token_strings(
+            source_ids
+        ).to_tensor("")
         attention = attention[:, :, : tf.shape(source_strings)[1]]
         return {
             "translation": self.target_processor.detokenize(tokens),

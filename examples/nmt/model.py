@@ -173,7 +173,9 @@ class Seq2Seq:
             ]
         return x, states
 
-    def _decode_sequence(self, target_in, memory, source_mask, states, training=None):
+    def _decode_sequence(
+        self, target_in, memory, source_mask, states, training=None
+    ):
         y = self.target_embedding(target_in)
         y = self.dropout(y, training=training)
         if self.config.model == "stepwise":
@@ -268,7 +270,9 @@ class Seq2Seq:
             self.target_embedding.compute_dtype,
         )
         if self.config.model == "stepwise":
-            output, new_state, weights = self.wrapper.step(y, state, training=False)
+            output, new_state, weights = self.wrapper.step(
+                y, state, training=False
+            )
             logits = ops.cast(self.output_projection(output), "float32")
             return (
                 ops.log_softmax(logits, axis=-1),

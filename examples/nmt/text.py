@@ -160,7 +160,8 @@ class TextProcessor(tf.Module):
             )
         if max_tokens < 3:
             raise ValueError(
-                f"`max_tokens` must be at least 3. Received: max_tokens={max_tokens}"
+                "`max_tokens` must be at least 3. "
+                f"Received: max_tokens={max_tokens}"
             )
         self.lower_case = lower_case
         self.max_tokens = max_tokens
@@ -195,14 +196,16 @@ class TextProcessor(tf.Module):
         return self.tokenizer.tokenize(self.words(texts))
 
     def tokenize(self, texts):
-        """Token ids `(batch, (tokens))` int64, with `[START]`/`[END]` as configured."""
+        """Token ids `(batch, (tokens))` int64, with `[START]`/`[END]` as
+        configured."""
         ids = self.tokenize_words(texts).merge_dims(-2, -1)
         room = self.max_tokens - int(self.add_start) - int(self.add_end)
         ids = ids[:, :room]
         batch = ids.nrows()
         parts = [ids]
         if self.add_start:
-            parts.insert(0, tf.fill([batch, 1], tf.constant(START_ID, tf.int64)))
+            start = tf.fill([batch, 1], tf.constant(START_ID, tf.int64))
+            parts.insert(0, start)
         if self.add_end:
             parts.append(tf.fill([batch, 1], tf.constant(END_ID, tf.int64)))
         return tf.concat(parts, axis=1) if len(parts) > 1 else ids
@@ -211,7 +214,9 @@ class TextProcessor(tf.Module):
         """The token strings of ids (any shape, ragged or dense)."""
         ids = tf.cast(ids, tf.int64)
         if isinstance(ids, tf.RaggedTensor):
-            return ids.with_flat_values(self.id_to_token.lookup(ids.flat_values))
+            return ids.with_flat_values(
+                self.id_to_token.lookup(ids.flat_values)
+            )
         return self.id_to_token.lookup(ids)
 
     def detokenize(self, ids):
@@ -230,10 +235,14 @@ class TextProcessor(tf.Module):
         before_end = tf.equal(tf.cumsum(is_end, axis=1), 0)
         keep = tf.logical_and(
             before_end,
-            tf.logical_and(tf.not_equal(ids, PAD_ID), tf.not_equal(ids, START_ID)),
+            tf.logical_and(
+                tf.not_equal(ids, PAD_ID), tf.not_equal(ids, START_ID)
+            ),
         )
         ids = tf.ragged.boolean_mask(ids, keep)
-        text = tf.strings.reduce_join(self.token_strings(ids), axis=-1, separator=" ")
+        text = tf.strings.reduce_join(
+            self.token_strings(ids), axis=-1, separator=" "
+        )
         text = tf.strings.regex_replace(text, r" ##", "")
         text = tf.strings.regex_replace(text, r" ([.,!?;:%)\]}»])", r"\1")
         text = tf.strings.regex_replace(text, r"([(\[{¿¡«]) ", r"\1")
