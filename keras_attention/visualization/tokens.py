@@ -8,13 +8,17 @@ tokens (Arabic, Hebrew) in display order.
 """
 
 import unicodedata
+from typing import Iterable
+from typing import List
+from typing import Optional
+from typing import Tuple
 
 import numpy as np
 
 ELLIPSIS = "…"
 
 
-def to_numpy(weights):
+def to_numpy(weights) -> np.ndarray:
     """`weights` (array, tensor of any backend, nested lists) as float64."""
     if not isinstance(weights, np.ndarray):
         try:
@@ -26,7 +30,7 @@ def to_numpy(weights):
     return np.asarray(weights, dtype="float64")
 
 
-def token_list(name, tokens):
+def token_list(name: str, tokens) -> List[str]:
     """Tokens as a list of `str`: a string is split on whitespace.
 
     Raises:
@@ -59,7 +63,9 @@ def token_list(name, tokens):
     ]
 
 
-def check_inputs(weights, source_tokens, target_tokens):
+def check_inputs(
+    weights, source_tokens, target_tokens
+) -> Tuple[np.ndarray, List[str], List[str]]:
     """Weights `(T, S)` cropped to the tokens (decoders pad them).
 
     Returns:
@@ -89,7 +95,7 @@ def check_inputs(weights, source_tokens, target_tokens):
     return weights, source, target
 
 
-def char_width(char):
+def char_width(char: str) -> int:
     """Terminal columns of one character: 0, 1 or 2 (wide CJK)."""
     if unicodedata.combining(char) or unicodedata.category(char) in (
         "Mn",
@@ -102,12 +108,12 @@ def char_width(char):
     return 1
 
 
-def display_width(text):
+def display_width(text: str) -> int:
     """Terminal columns of a string (wide CJK characters count 2)."""
     return sum(char_width(c) for c in text)
 
 
-def truncate(text, width):
+def truncate(text: str, width: Optional[int]) -> str:
     """Cuts `text` to at most `width` columns, marking the cut with `…`.
 
     `width=None` keeps the text whole.
@@ -124,12 +130,12 @@ def truncate(text, width):
     return out + ELLIPSIS
 
 
-def pad(text, width):
+def pad(text: str, width: int) -> str:
     """`text` padded with spaces to `width` terminal columns."""
     return text + " " * (width - display_width(text))
 
 
-def is_right_to_left(tokens):
+def is_right_to_left(tokens: Iterable[str]) -> bool:
     """Whether most strongly-directional letters of `tokens` are RTL."""
     rtl = ltr = 0
     for token in tokens:
@@ -142,7 +148,7 @@ def is_right_to_left(tokens):
     return rtl > ltr
 
 
-def visual_order(token):
+def visual_order(token: str) -> str:
     """A token in left-to-right display order, for renderers without bidi.
 
     Uses `python-bidi` when installed; otherwise reverses a token whose
