@@ -22,3 +22,4 @@ from keras_attention.multiplicative_attention import MultiplicativeAttention
 from keras_attention.version import __version__
 from keras_attention.visualization import attention_text_grid
 from keras_attention.visualization import plot_attention
+from keras_attention.visualization import plot_attention_grid

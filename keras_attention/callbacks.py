@@ -6,6 +6,7 @@ import warnings
 import keras
 
 from keras_attention import visualization
+from keras_attention.checks import check_positive_int
 
 
 class AttentionPlotCallback(keras.callbacks.Callback):
@@ -74,22 +75,14 @@ class AttentionPlotCallback(keras.callbacks.Callback):
         plot_kwargs=None,
     ):
         super().__init__()
-        if (
-            isinstance(every_n_epochs, bool)
-            or not isinstance(every_n_epochs, int)
-            or every_n_epochs < 1
-        ):
-            raise ValueError(
-                "`every_n_epochs` must be a positive integer. "
-                f"Received: every_n_epochs={every_n_epochs!r}"
-            )
+        every_n_epochs = check_positive_int("every_n_epochs", every_n_epochs)
         if log_dir is None and png_dir is None:
             raise ValueError(
                 "AttentionPlotCallback needs somewhere to write: pass "
                 "`log_dir` (TensorBoard) and/or `png_dir`. Received: "
                 "log_dir=None, png_dir=None"
             )
-        visualization._import_matplotlib()  # fail early, with the hint
+        visualization.require_matplotlib()  # fail early, with the hint
         self.translate_fn = translate_fn
         self.sentences = sentences
         self.every_n_epochs = every_n_epochs

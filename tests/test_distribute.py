@@ -224,7 +224,8 @@ def model(fix):
     if fix == "all":
         assert distribute.apply_multi_worker_fit_workaround(m)
     elif fix == "build":
-        m._maybe_symbolic_build = types.MethodType(distribute._maybe_symbolic_build, m)
+        m._maybe_symbolic_build = types.MethodType(
+            distribute.symbolic_build_on_local_batch, m)
     return m
 
 # Keras alone, then with only the first half of the workaround. Both fail
@@ -289,12 +290,14 @@ def _reference_sgd(x, y, w, b, steps, lr=0.1):
     return w, b, losses
 
 
+@pytest.mark.slow
 def test_multi_worker_cluster_shape(linear_cluster):
     assert [r["replicas"] for r in linear_cluster] == [2, 2]
     assert [r["task"] for r in linear_cluster] == [["worker", 0], ["worker", 1]]
     assert [r["chief"] for r in linear_cluster] == [True, False]
 
 
+@pytest.mark.slow
 def test_multi_worker_steps_equal_single_device_global_batch(linear_cluster):
     """Interrupted after 6 steps, resumed from the backup of step 3: the
     weights are those of 9 uninterrupted full-batch SGD steps."""
@@ -312,6 +315,7 @@ def test_multi_worker_steps_equal_single_device_global_batch(linear_cluster):
     np.testing.assert_allclose(r1["loss"], expected, rtol=1e-4)
 
 
+@pytest.mark.slow
 def test_multi_worker_backup_and_restore(linear_cluster):
     for r in linear_cluster:
         assert r["crashed"] is True
@@ -319,6 +323,7 @@ def test_multi_worker_backup_and_restore(linear_cluster):
         assert r["resumed_epochs"] == [1, 2]
 
 
+@pytest.mark.slow
 @pytest.mark.xfail(
     strict=True,
     reason="keras-team/keras#20585: fit's symbolic build reduces a PerReplica "
@@ -329,6 +334,7 @@ def test_upstream_fit_without_workaround(linear_cluster):
     assert [r["none"] for r in linear_cluster] == ["ok", "ok"]
 
 
+@pytest.mark.slow
 @pytest.mark.xfail(
     strict=True,
     reason="keras-team/keras#20585 (second half): reduce_per_replica reduces "
@@ -339,6 +345,7 @@ def test_upstream_metric_reduction_without_workaround(linear_cluster):
     assert [r["build"] for r in linear_cluster] == ["ok", "ok"]
 
 
+@pytest.mark.slow
 def test_upstream_failures_are_the_known_ones(linear_cluster):
     """While the bug is there, it fails the way the workaround expects."""
     for r in linear_cluster:
@@ -361,7 +368,7 @@ if strategy_name == "mirrored":
     distribute.configure_logical_cpus(2)
 strategy = distribute.get_strategy(strategy_name)
 import keras
-from examples.nmt import model as model_lib
+from examples.nmt import config as config_lib
 from examples.nmt import train as train_lib
 
 out = {"replicas": strategy.num_replicas_in_sync}
@@ -369,13 +376,13 @@ out = {"replicas": strategy.num_replicas_in_sync}
 # the mirrored run skips it to stay short.
 validation = 0.0 if strategy_name == "mirrored" else 0.1
 configs = (
-    train_lib.DataConfig(num_dates=240, validation_fraction=validation,
+    config_lib.DataConfig(num_dates=240, validation_fraction=validation,
                          test_fraction=0.05),
-    train_lib.TextConfig(source_vocab_size=300, target_vocab_size=200, max_tokens=24),
-    model_lib.ModelConfig(source_vocab_size=1, target_vocab_size=1, model="luong",
+    config_lib.TextConfig(source_vocab_size=300, target_vocab_size=200, max_tokens=24),
+    config_lib.ModelConfig(model="luong",
                           cell="gru", bidirectional=False, embedding_dim=8, units=8,
                           dropout=0.0),
-    train_lib.TrainConfig(epochs=2, batch_size=16, steps_per_epoch=2, warmup_steps=1,
+    config_lib.TrainConfig(epochs=2, batch_size=16, steps_per_epoch=2, warmup_steps=1,
                           patience=5, strategy=strategy_name, verbose=0,
                           bucket_boundaries=(8, 16)),
 )
@@ -384,7 +391,7 @@ class Crash(Exception):
     pass
 
 state = {"run": 0}
-on_epoch_end = train_lib._EpochTimer.on_epoch_end
+on_epoch_end = train_lib.EpochTimer.on_epoch_end
 
 def crash_after_first_epoch(self, epoch, logs=None):
     on_epoch_end(self, epoch, logs)
@@ -394,14 +401,14 @@ def crash_after_first_epoch(self, epoch, logs=None):
         raise Crash()  # before BackupAndRestore saves epoch 1
 
 if resume:
-    train_lib._EpochTimer.on_epoch_end = crash_after_first_epoch
+    train_lib.EpochTimer.on_epoch_end = crash_after_first_epoch
     try:
         train_lib.train(run_dir, *configs, log=lambda *a: None)
         out["crashed"] = False
     except Crash:
         out["crashed"] = True
     state["run"] = 1
-    train_lib._EpochTimer.on_epoch_end = on_epoch_end
+    train_lib.EpochTimer.on_epoch_end = on_epoch_end
 
 original_fit = keras.Model.fit
 def fit(self, *args, **kwargs):
@@ -427,9 +434,8 @@ out["loss"] = record["loss"]
 out["run_dir"] = distribute.worker_dir(run_dir, strategy)
 out["files"] = sorted(os.listdir(out["run_dir"]))
 if strategy_name == "mirrored":
-    from examples.nmt import __main__ as cli
     from examples.nmt import export as export_lib
-    path = cli.export_run(run_dir)
+    path = export_lib.export_run(run_dir)
     translate = export_lib.load_saved_model(path)
     res = translate(__import__("tensorflow").constant(["lundi 1 janvier 2024"]))
     out["translation"] = res["translation"].numpy()[0].decode()
@@ -449,6 +455,7 @@ def _check_resumed(result):
     assert "backup" not in result["files"]  # deleted at the end of training
 
 
+@pytest.mark.slow
 def test_mirrored_two_cpus_trains_resumes_and_exports(tmp_path):
     run_dir = str(tmp_path / "run")
     (result,) = _run_processes(
@@ -464,6 +471,7 @@ def test_mirrored_two_cpus_trains_resumes_and_exports(tmp_path):
     assert result["attention_shape"][0] == 1
 
 
+@pytest.mark.slow
 def test_multi_worker_example_trains_identically(tmp_path):
     """(Interruption and resumption under this strategy: the linear tests.)"""
     run_dir = str(tmp_path / "run")

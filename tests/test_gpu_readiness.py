@@ -24,7 +24,9 @@ tf = pytest.importorskip("tensorflow")
 pytest.importorskip("tensorflow_text")
 
 from examples.nmt import distribute  # noqa: E402
+from examples.nmt import config as config_lib  # noqa: E402
 from examples.nmt import model as model_lib  # noqa: E402
+from examples.nmt import pipeline  # noqa: E402
 from examples.nmt import text as text_lib  # noqa: E402
 from examples.nmt import train as train_lib  # noqa: E402
 from keras_attention.base_attention import masked_softmax  # noqa: E402
@@ -35,7 +37,7 @@ tf_rnn = importlib.import_module("keras.src.backend.tensorflow.rnn")
 VARIANTS = [
     dict(model=m, cell=c, bidirectional=b, encoder_layers=n, decoder_layers=n)
     for (m, c, b), n in zip(
-        itertools.product(model_lib.MODEL_TYPES, model_lib.CELLS, (True, False)),
+        itertools.product(config_lib.MODEL_TYPES, config_lib.CELLS, (True, False)),
         itertools.cycle((1, 2)),
     )
 ]
@@ -51,7 +53,7 @@ def _config(**kwargs):
         dropout=0.3,
     )
     base.update(kwargs)
-    return model_lib.ModelConfig(**base)
+    return config_lib.ModelConfig(**base)
 
 
 def _sublayers(model):
@@ -157,7 +159,7 @@ def test_pipeline_pads_on_the_right(tmp_path, bucket_boundaries):
          " ".join(rng.choice(words[8:], rng.randint(1, 6))))
         for _ in range(40)
     ]
-    ds = train_lib.make_dataset(
+    ds = pipeline.make_dataset(
         _Corpus(pairs), source, target, batch_size=8,
         bucket_boundaries=bucket_boundaries,
     )
@@ -178,7 +180,7 @@ def test_pipeline_pads_on_the_right(tmp_path, bucket_boundaries):
 
 
 @pytest.mark.parametrize("policy", ["mixed_float16", "mixed_bfloat16"])
-@pytest.mark.parametrize("model_type", model_lib.MODEL_TYPES)
+@pytest.mark.parametrize("model_type", config_lib.MODEL_TYPES)
 def test_mixed_precision_keeps_logits_and_softmax_float32(policy, model_type):
     keras.config.set_dtype_policy(policy)
     compute = policy.split("_")[1]
@@ -220,22 +222,23 @@ def test_attention_softmax_runs_in_float32(dtype):
 
 @pytest.mark.parametrize("value", ["float16", "bfloat16"])
 def test_mixed_precision_flag_reaches_the_policy(value):
-    from examples.nmt.__main__ import _configs, build_parser
+    from examples.nmt.cli import build_parser
+    from examples.nmt.cli import configs_from_args
 
     args = build_parser().parse_args(["train", "--mixed-precision", value])
-    train_config = _configs(args)[3]
+    train_config = configs_from_args(args)[3]
     assert train_config.mixed_precision == value
     assert distribute.mixed_precision_policy(train_config.mixed_precision) == f"mixed_{value}"
     args = build_parser().parse_args(["train", "--mixed-precision"])
-    assert _configs(args)[3].mixed_precision == "float16"
+    assert configs_from_args(args)[3].mixed_precision == "float16"
     args = build_parser().parse_args(["train"])
-    assert distribute.mixed_precision_policy(_configs(args)[3].mixed_precision) is None
+    assert distribute.mixed_precision_policy(configs_from_args(args)[3].mixed_precision) is None
 
 
 def test_mixed_float16_fit_step_is_finite():
     keras.config.set_dtype_policy("mixed_float16")
     seq2seq = model_lib.build_model(_config(dropout=0.0))
-    train_lib.compile_model(seq2seq, train_lib.TrainConfig(warmup_steps=1), 4)
+    train_lib.compile_model(seq2seq, config_lib.TrainConfig(warmup_steps=1), 4)
     inputs, targets = _batch()
     history = seq2seq.training_model.fit(inputs, targets, epochs=2, verbose=0)
     assert np.isfinite(history.history["loss"]).all()
@@ -260,7 +263,7 @@ def test_jit_compile_trains_like_without_xla():
             initial = seq2seq.training_model.get_weights()
         seq2seq.training_model.set_weights(initial)
         train_lib.compile_model(
-            seq2seq, train_lib.TrainConfig(jit_compile=jit, warmup_steps=1), 3
+            seq2seq, config_lib.TrainConfig(jit_compile=jit, warmup_steps=1), 3
         )
         assert seq2seq.training_model.jit_compile is jit
         history = seq2seq.training_model.fit(
@@ -281,7 +284,7 @@ def test_jit_compile_falls_back_for_the_stepwise_decoder():
     seq2seq = model_lib.build_model(_config(model="stepwise", dropout=0.0))
     with pytest.warns(UserWarning, match="jit_compile"):
         train_lib.compile_model(
-            seq2seq, train_lib.TrainConfig(jit_compile=True, warmup_steps=1), 2
+            seq2seq, config_lib.TrainConfig(jit_compile=True, warmup_steps=1), 2
         )
     assert seq2seq.training_model.jit_compile is False
     inputs, targets = _batch()

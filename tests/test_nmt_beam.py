@@ -18,15 +18,16 @@ import pytest
 tf = pytest.importorskip("tensorflow")
 pytest.importorskip("tensorflow_text")
 
-from examples.nmt import __main__ as cli  # noqa: E402
+from examples.nmt import cli  # noqa: E402
+from examples.nmt import data as data_lib  # noqa: E402
 from examples.nmt import evaluate as eval_lib  # noqa: E402
 from examples.nmt import export as export_lib  # noqa: E402
 from examples.nmt import model as model_lib  # noqa: E402
 from examples.nmt import text as text_lib  # noqa: E402
-from examples.nmt import train as train_lib  # noqa: E402
+from examples.nmt import run as run_lib  # noqa: E402
 from tests.nmt_tiny import train_tiny  # noqa: E402
 
-pytestmark = pytest.mark.tf_only
+pytestmark = [pytest.mark.tf_only, pytest.mark.slow]
 
 MAX_OUTPUT_TOKENS = 16
 SENTENCES = [
@@ -67,7 +68,7 @@ def run(tmp_path_factory):
     """`(run_dir, saved_model_dir)` of a tiny trained and exported model."""
     run_dir = str(tmp_path_factory.mktemp("beam_run"))
     train_tiny(run_dir)
-    path = cli.export_run(run_dir, max_output_tokens=MAX_OUTPUT_TOKENS)
+    path = export_lib.export_run(run_dir, max_output_tokens=MAX_OUTPUT_TOKENS)
     return run_dir, path
 
 
@@ -212,7 +213,7 @@ def test_beam_output_is_its_own_teacher_forced_hypothesis(run, beam_signature):
     with the training model run on that hypothesis (teacher forcing): the
     beams' back-pointers carried the right attention and state along."""
     run_dir, _ = run
-    seq2seq, _, _, _ = train_lib.load_trained(run_dir)
+    seq2seq, _, _, _ = run_lib.load_trained(run_dir)
     with open(os.path.join(run_dir, "source_vocab.txt"), encoding="utf-8") as f:
         source_ids = {t: i for i, t in enumerate(f.read().splitlines())}
     with open(os.path.join(run_dir, "target_vocab.txt"), encoding="utf-8") as f:
@@ -264,8 +265,8 @@ def test_evaluate_reports_greedy_and_beam(run, greedy, capsys):
         assert "results" not in m
 
     # The beam figures are those of the beam signature's translations.
-    result = cli.evaluate_run(run_dir, "test", path, beam_width=3)
-    _, splits = train_lib.load_splits(train_lib.load_run_config(run_dir)[0])
+    result = eval_lib.evaluate_run(run_dir, "test", path, beam_width=3)
+    _, splits = data_lib.load_splits(run_lib.load_run_config(run_dir)[0])
     texts = [s for s, _ in splits["test"].pairs]
     references = [t for _, t in splits["test"].pairs]
     beam_fn = export_lib.load_saved_model(path, beam_width=3)
@@ -302,7 +303,7 @@ def test_load_saved_model_rejects_bad_width_and_old_exports(run, tmp_path):
         export_lib.load_saved_model(path, beam_width=2.0)
     # A SavedModel with only the greedy signature (exported before beam
     # search) translates greedily and names the fix for beam search.
-    seq2seq, source, target, _ = train_lib.load_trained(run_dir)
+    seq2seq, source, target, _ = run_lib.load_trained(run_dir)
     module = export_lib.TranslatorModule(seq2seq, source, target, max_output_tokens=4)
     old = str(tmp_path / "old_export")
     tf.saved_model.save(module, old, signatures={"serving_default": module.translate})
@@ -339,8 +340,8 @@ def test_stepwise_model_beam_equals_greedy_at_width_one_and_is_batch_independent
     import dataclasses
 
     run_dir, _ = run
-    _, text_config, model_config, _ = train_lib.load_run_config(run_dir)
-    source, target = train_lib.make_processors(run_dir, text_config)
+    _, text_config, model_config, _ = run_lib.load_run_config(run_dir)
+    source, target = run_lib.make_processors(run_dir, text_config)
     seq2seq = model_lib.build_model(dataclasses.replace(model_config, model="stepwise"))
     module = export_lib.TranslatorModule(seq2seq, source, target, max_output_tokens=8)
     texts = tf.constant(SENTENCES[:4])

@@ -7,7 +7,10 @@ import shutil
 
 import pytest
 
+from examples.nmt import corpus as corpus_lib
 from examples.nmt import data
+from examples.nmt import dates
+from examples.nmt import readers
 
 DATA_DIR = os.path.join(os.path.dirname(__file__), "data")
 
@@ -38,13 +41,13 @@ def _path(name):
     ],
 )
 def test_date_pair_text_and_alignment(locale, source, source_words):
-    got_source, target, alignment = data.date_pair(
+    got_source, target, alignment = dates.date_pair(
         datetime.date(1933, 10, 20), locale, "full"
     )
     assert got_source == source
     assert target == "Friday, October 20, 1933"
-    assert data.pretokenize(source) == source_words
-    target_words = data.pretokenize(target, lower_case=False)
+    assert corpus_lib.pretokenize(source) == source_words
+    target_words = corpus_lib.pretokenize(target, lower_case=False)
     assert target_words == ["Friday", ",", "October", "20", ",", "1933"]
     # The true source word of each English word, found by hand from the
     # word lists above: weekday, month, day, year; commas unaligned.
@@ -67,10 +70,10 @@ def test_date_pair_text_and_alignment(locale, source, source_words):
 
 def test_date_pair_multiword_field_aligns_to_all_its_words():
     # Portuguese "sexta-feira" is three words after punctuation splitting.
-    source, target, alignment = data.date_pair(
+    source, target, alignment = dates.date_pair(
         datetime.date(1933, 10, 20), "pt", "full"
     )
-    words = data.pretokenize(source)
+    words = corpus_lib.pretokenize(source)
     assert words[:3] == ["sexta", "-", "feira"]
     assert alignment[0] == (0, 1, 2)
 
@@ -78,26 +81,26 @@ def test_date_pair_multiword_field_aligns_to_all_its_words():
 def test_word_order_differs_from_english():
     # Not the diagonal: in French the day comes before the month, in
     # English after it.
-    _, _, alignment = data.date_pair(datetime.date(2001, 5, 3), "fr", "long")
+    _, _, alignment = dates.date_pair(datetime.date(2001, 5, 3), "fr", "long")
     aligned = [links[0] for links in alignment if links]
     assert aligned != sorted(aligned)
 
 
 def test_generate_dates_is_deterministic_and_seeded():
-    a = data.generate_dates(50, seed=1)
-    b = data.generate_dates(50, seed=1)
-    c = data.generate_dates(50, seed=2)
+    a = dates.generate_dates(50, seed=1)
+    b = dates.generate_dates(50, seed=1)
+    c = dates.generate_dates(50, seed=2)
     assert a.pairs == b.pairs and a.alignments == b.alignments
     assert a.pairs != c.pairs
     assert len(a) == 50 and len(a.alignments) == 50 and len(a.languages) == 50
-    assert set(a.languages) <= set(data.DATE_LANGUAGES)
+    assert set(a.languages) <= set(dates.DATE_LANGUAGES)
 
 
 def test_generate_dates_alignment_indices_are_valid():
-    corpus = data.generate_dates(200, seed=3)
+    corpus = dates.generate_dates(200, seed=3)
     for (source, target), alignment in zip(corpus.pairs, corpus.alignments):
-        source_len = len(data.pretokenize(source))
-        assert len(alignment) == len(data.pretokenize(target, lower_case=False))
+        source_len = len(corpus_lib.pretokenize(source))
+        assert len(alignment) == len(corpus_lib.pretokenize(target, lower_case=False))
         assert any(alignment)
         for links in alignment:
             assert all(0 <= i < source_len for i in links)
@@ -108,7 +111,7 @@ def test_generate_dates_alignment_indices_are_valid():
 
 
 def test_read_anki_skips_and_counts_malformed_lines():
-    corpus = data.read_anki(_path("anki_fra.txt"))
+    corpus = readers.read_anki(_path("anki_fra.txt"))
     assert corpus.pairs == [
         ("Va !", "Go."),
         ("Salut !", "Hi."),
@@ -121,23 +124,23 @@ def test_read_anki_skips_and_counts_malformed_lines():
 
 
 def test_read_anki_from_english():
-    corpus = data.read_anki(_path("anki_fra.txt"), direction="from-english")
+    corpus = readers.read_anki(_path("anki_fra.txt"), direction="from-english")
     assert corpus.pairs[0] == ("Go.", "Va !")
 
 
 def test_read_anki_bad_direction():
     with pytest.raises(ValueError, match="direction"):
-        data.read_anki(_path("anki_fra.txt"), direction="sideways")
+        readers.read_anki(_path("anki_fra.txt"), direction="sideways")
 
 
 def test_read_tsv():
-    corpus = data.read_tsv(_path("pairs.tsv"))
+    corpus = readers.read_tsv(_path("pairs.tsv"))
     assert corpus.pairs == [("Hallo Welt", "Hello world"), ("Danke .", "Thanks .")]
     assert corpus.skipped == 3
 
 
 def test_read_parallel_files():
-    corpus = data.read_parallel(_path("train.de"), _path("train.en"))
+    corpus = readers.read_parallel(_path("train.de"), _path("train.en"))
     assert corpus.pairs == [
         ("Guten Morgen", "Good morning"),
         ("Danke", "Thanks"),
@@ -149,7 +152,7 @@ def test_read_parallel_files():
 
 
 def test_invalid_utf8_line_is_skipped_not_fatal():
-    corpus = data.read_tsv(_path("bad_utf8.tsv"))
+    corpus = readers.read_tsv(_path("bad_utf8.tsv"))
     assert corpus.pairs == [("Bonjour", "Hello"), ("Merci", "Thanks")]
     assert corpus.reasons == {"invalid UTF-8": 1}
 
@@ -170,8 +173,8 @@ def test_gzip_files(tmp_path):
 
 
 def test_load_corpus_detects_the_format():
-    assert data.detect_format(_path("anki_fra.txt")) == "anki"
-    assert data.detect_format(_path("pairs.tsv")) == "tsv"
+    assert readers.detect_format(_path("anki_fra.txt")) == "anki"
+    assert readers.detect_format(_path("pairs.tsv")) == "tsv"
     assert data.load_corpus([_path("pairs.tsv")]).pairs[0] == (
         "Hallo Welt",
         "Hello world",
@@ -193,21 +196,21 @@ def test_load_corpus_errors():
 
 
 def test_filter_by_length_and_limit():
-    corpus = data.Corpus(
+    corpus = corpus_lib.Corpus(
         pairs=[("a b", "x"), ("a b c d", "x"), ("a", "x y z w"), ("c", "z")]
     )
-    assert data.filter_corpus(corpus, max_words=3).pairs == [
+    assert corpus_lib.filter_corpus(corpus, max_words=3).pairs == [
         ("a b", "x"),
         ("c", "z"),
     ]
-    assert data.filter_corpus(corpus, max_examples=2).pairs == corpus.pairs[:2]
+    assert corpus_lib.filter_corpus(corpus, max_examples=2).pairs == corpus.pairs[:2]
 
 
 def test_split_is_deterministic_disjoint_and_complete():
-    corpus = data.generate_dates(600, seed=4)
-    splits = data.split_pairs(corpus, 0.1, 0.1)
-    again = data.split_pairs(corpus, 0.1, 0.1)
-    assert all(splits[n].pairs == again[n].pairs for n in data.SPLIT_NAMES)
+    corpus = dates.generate_dates(600, seed=4)
+    splits = corpus_lib.split_pairs(corpus, 0.1, 0.1)
+    again = corpus_lib.split_pairs(corpus, 0.1, 0.1)
+    assert all(splits[n].pairs == again[n].pairs for n in corpus_lib.SPLIT_NAMES)
     assert sum(len(s) for s in splits.values()) == len(corpus)
     sources = {n: {p[0] for p in s.pairs} for n, s in splits.items()}
     assert not sources["train"] & sources["test"]
@@ -221,33 +224,33 @@ def test_split_is_deterministic_disjoint_and_complete():
 
 
 def test_split_does_not_depend_on_order_or_limit():
-    corpus = data.generate_dates(300, seed=5)
-    reversed_corpus = data.Corpus(pairs=corpus.pairs[::-1])
-    test = set(data.split_pairs(corpus)["test"].pairs)
-    assert test == set(data.split_pairs(reversed_corpus)["test"].pairs)
-    limited = data.filter_corpus(corpus, max_examples=100)
-    assert set(data.split_pairs(limited)["test"].pairs) <= test
+    corpus = dates.generate_dates(300, seed=5)
+    reversed_corpus = corpus_lib.Corpus(pairs=corpus.pairs[::-1])
+    test = set(corpus_lib.split_pairs(corpus)["test"].pairs)
+    assert test == set(corpus_lib.split_pairs(reversed_corpus)["test"].pairs)
+    limited = corpus_lib.filter_corpus(corpus, max_examples=100)
+    assert set(corpus_lib.split_pairs(limited)["test"].pairs) <= test
 
 
 def test_split_rejects_bad_fractions():
-    corpus = data.Corpus(pairs=[("a", "b")])
+    corpus = corpus_lib.Corpus(pairs=[("a", "b")])
     with pytest.raises(ValueError, match="test_fraction"):
-        data.split_pairs(corpus, 0.1, 1.5)
+        corpus_lib.split_pairs(corpus, 0.1, 1.5)
     with pytest.raises(ValueError, match="below 1"):
-        data.split_pairs(corpus, 0.6, 0.6)
+        corpus_lib.split_pairs(corpus, 0.6, 0.6)
 
 
 def test_pretokenize():
-    assert data.pretokenize("Freitag, 20. Oktober 1933") == [
+    assert corpus_lib.pretokenize("Freitag, 20. Oktober 1933") == [
         "freitag", ",", "20", ".", "oktober", "1933",
     ]
-    assert data.pretokenize("Va !", lower_case=False) == ["Va", "!"]
+    assert corpus_lib.pretokenize("Va !", lower_case=False) == ["Va", "!"]
     # NFKC: the narrow no-break space of some CLDR patterns is a space.
-    assert data.pretokenize("20\u202fOct") == ["20", "oct"]
+    assert corpus_lib.pretokenize("20\u202fOct") == ["20", "oct"]
 
 
 def test_detect_format_by_name(tmp_path):
     path = tmp_path / "fra.txt"
     path.write_text("Go.\tVa !\n")
-    assert data.detect_format(str(path)) == "anki"
+    assert readers.detect_format(str(path)) == "anki"
     assert data.load_corpus([str(path)]).pairs == [("Va !", "Go.")]

@@ -8,10 +8,13 @@ pytest.importorskip("tensorflow_text")
 
 import keras  # noqa: E402
 
-from examples.nmt import data as data_lib  # noqa: E402
+from examples.nmt import config as config_lib  # noqa: E402
+from examples.nmt import dates  # noqa: E402
+from examples.nmt import losses  # noqa: E402
 from examples.nmt import model as model_lib  # noqa: E402
 from examples.nmt import text as text_lib  # noqa: E402
-from examples.nmt import train as train_lib  # noqa: E402
+from examples.nmt import pipeline  # noqa: E402
+from examples.nmt import run as run_lib  # noqa: E402
 
 pytestmark = pytest.mark.tf_only
 
@@ -30,7 +33,7 @@ def test_masked_loss_matches_numpy(smoothing):
     rng = np.random.default_rng(0)
     logits = rng.normal(size=(3, 4, 5)).astype("float32")
     labels = np.array([[1, 2, 0, 0], [3, 4, 4, 0], [2, 0, 0, 0]])
-    got = float(train_lib.MaskedLoss(smoothing)(labels, logits))
+    got = float(losses.MaskedLoss(smoothing)(labels, logits))
     log_p = _log_softmax(logits.astype("float64"))
     target = np.eye(5)[labels] * (1 - smoothing) + smoothing / 5
     per_token = -(target * log_p).sum(-1)
@@ -45,12 +48,12 @@ def test_masked_loss_ignores_padding_logits():
     labels = np.array([[1, 2, 0], [3, 0, 0]])
     changed = logits.copy()
     changed[labels == 0] = 100.0 * rng.normal(size=changed[labels == 0].shape)
-    loss = train_lib.MaskedLoss()
+    loss = losses.MaskedLoss()
     assert float(loss(labels, logits)) == pytest.approx(float(loss(labels, changed)))
 
 
 def test_masked_accuracy_counts_only_real_tokens():
-    metric = train_lib.MaskedAccuracy()
+    metric = losses.MaskedAccuracy()
     labels = np.array([[1, 2, 0], [3, 0, 0]])
     logits = np.zeros((2, 3, 4), "float32")
     logits[0, 0, 1] = logits[0, 1, 3] = logits[1, 0, 3] = 1.0  # 2 of 3 right
@@ -78,7 +81,7 @@ CONFIGS = [
 @pytest.mark.parametrize("overrides", CONFIGS, ids=lambda c: "-".join(map(str, c.values())))
 def test_step_decoding_matches_teacher_forcing(overrides):
     keras.utils.set_random_seed(0)
-    config = model_lib.ModelConfig(
+    config = config_lib.ModelConfig(
         source_vocab_size=13, target_vocab_size=11, embedding_dim=6, units=5,
         dropout=0.0, **overrides,
     )
@@ -106,14 +109,26 @@ def test_step_decoding_matches_teacher_forcing(overrides):
 
 def test_model_config_validation():
     with pytest.raises(ValueError, match="score"):
-        model_lib.ModelConfig(5, 5, score="cosine")
+        config_lib.ModelConfig(5, 5, score="cosine")
     with pytest.raises(ValueError, match="units"):
-        model_lib.ModelConfig(5, 5, units=0)
+        config_lib.ModelConfig(5, 5, units=0)
     with pytest.raises(ValueError, match="dropout"):
-        model_lib.ModelConfig(5, 5, dropout=1.0)
-    config = model_lib.ModelConfig(5, 6, model="stepwise", units=3)
-    assert model_lib.ModelConfig.from_json(config.to_json()) == config
+        config_lib.ModelConfig(5, 5, dropout=1.0)
+    config = config_lib.ModelConfig(5, 6, model="stepwise", units=3)
+    assert config_lib.ModelConfig.from_json(config.to_json()) == config
     assert config.decoder_units == 6
+
+
+def test_vocabulary_sizes_are_unset_until_learned():
+    # The user's settings have no vocabulary sizes: a model cannot be built
+    # from them until `train` sets the sizes of the learned vocabularies.
+    config = config_lib.ModelConfig(units=3)
+    assert config.source_vocab_size is None
+    assert config.target_vocab_size is None
+    with pytest.raises(ValueError, match="source_vocab_size=None"):
+        model_lib.build_model(config)
+    with pytest.raises(ValueError, match="target_vocab_size"):
+        config_lib.ModelConfig(target_vocab_size=0)
 
 
 # ----------------------------------------------------------------------
@@ -123,18 +138,18 @@ def test_model_config_validation():
 @pytest.fixture(scope="module")
 def dates_processors(tmp_path_factory):
     root = tmp_path_factory.mktemp("run")
-    corpus = data_lib.generate_dates(120, seed=2)
+    corpus = dates.generate_dates(120, seed=2)
     for side, index, lower in (("source", 0, True), ("target", 1, False)):
         vocab = text_lib.learn_vocabulary([p[index] for p in corpus.pairs], 300, lower)
         text_lib.save_vocabulary(vocab, str(root / f"{side}_vocab.txt"))
-    source, target = train_lib.make_processors(str(root), train_lib.TextConfig())
+    source, target = run_lib.make_processors(str(root), config_lib.TextConfig())
     return corpus, source, target
 
 
 @pytest.mark.parametrize("buckets", [None, (6, 9)])
 def test_dataset_shifts_targets_and_keeps_every_pair(dates_processors, buckets):
     corpus, source, target = dates_processors
-    ds = train_lib.make_dataset(corpus, source, target, 16, bucket_boundaries=buckets)
+    ds = pipeline.make_dataset(corpus, source, target, 16, bucket_boundaries=buckets)
     seen = 0
     for inputs, target_out in ds:
         src, tin = inputs["source_ids"].numpy(), inputs["target_in"].numpy()

@@ -15,9 +15,10 @@ import pytest
 tf = pytest.importorskip("tensorflow")
 pytest.importorskip("tensorflow_text")
 
-from examples.nmt import __main__ as cli  # noqa: E402
+from examples.nmt import align  # noqa: E402
+from examples.nmt import cli  # noqa: E402
 from examples.nmt import export as export_lib  # noqa: E402
-from examples.nmt import train as train_lib  # noqa: E402
+from examples.nmt import run as run_lib  # noqa: E402
 from tests.nmt_tiny import train_tiny  # noqa: E402
 
 pytestmark = pytest.mark.tf_only
@@ -46,6 +47,7 @@ def trained_run(tmp_path_factory):
     return run_dir, seq2seq, history
 
 
+@pytest.mark.slow
 def test_train_writes_the_run_directory(trained_run):
     run_dir, _, history = trained_run
     for name in ("run.json", "source_vocab.txt", "target_vocab.txt", "model.weights.h5",
@@ -53,16 +55,17 @@ def test_train_writes_the_run_directory(trained_run):
         assert os.path.exists(os.path.join(run_dir, name)), name
     assert np.isfinite(history["loss"][0]) and "val_masked_accuracy" in history
     # The run configuration round-trips and rebuilds the same model.
-    seq2seq, source, target, configs = train_lib.load_trained(run_dir)
+    seq2seq, source, target, configs = run_lib.load_trained(run_dir)
     assert configs[2].source_vocab_size == source.vocab_size
 
 
 @pytest.fixture(scope="module")
 def exported(trained_run):
     run_dir, _, _ = trained_run
-    return cli.export_run(run_dir)
+    return export_lib.export_run(run_dir)
 
 
+@pytest.mark.slow
 def test_export_and_translate_in_a_fresh_process(exported):
     path = exported
     assert os.path.exists(os.path.join(path, "assets", "source_vocab.txt"))
@@ -90,11 +93,12 @@ def test_export_and_translate_in_a_fresh_process(exported):
         assert all(t == "" for t in out["target_tokens"][b][n:])
 
 
+@pytest.mark.slow
 def test_in_process_module_matches_teacher_forcing_on_its_own_output(trained_run):
     # The exported loop decodes greedily: feeding its output back as the
     # reference must give the same attention (teacher forcing).
     run_dir, _, _ = trained_run
-    seq2seq, source, target, _ = train_lib.load_trained(run_dir)
+    seq2seq, source, target, _ = run_lib.load_trained(run_dir)
     module = export_lib.TranslatorModule(seq2seq, source, target, max_output_tokens=12)
     out = module.translate(tf.constant(["Freitag, 20. Oktober 1933"]))
     n = int(out["target_lengths"][0])
@@ -119,6 +123,7 @@ def test_every_subcommand_has_help(command, capsys):
     assert "usage: python -m examples.nmt " + command in capsys.readouterr().out
 
 
+@pytest.mark.slow
 def test_cli_translate_and_evaluate(trained_run, exported, capsys):
     run_dir, _, _ = trained_run
     assert cli.main(["translate", "--model", run_dir, "--attention", "lundi 1 janvier 2024"]) == 0
@@ -130,3 +135,45 @@ def test_cli_translate_and_evaluate(trained_run, exported, capsys):
         metrics = json.load(f)
     assert 0.0 <= metrics["exact_match"] <= 1.0
     assert metrics["examples"] > 0 and "alignment_accuracy" in metrics
+    # The dates data reports alignment per field and per month too.
+    fields = metrics["alignment_by_field"]
+    assert set(fields) <= {"weekday", "day", "month", "year"}
+    assert {"day", "month", "year"} <= set(fields)
+    assert sum(s["words"] for s in fields.values()) == (
+        metrics["alignment_words"]
+    )
+    months = metrics["alignment_by_month"]
+    assert sum(s["words"] for s in months.values()) == fields["month"]["words"]
+    assert all(0.0 <= s["accuracy"] <= 1.0 for s in months.values())
+    printed = capsys.readouterr().out
+    assert "  month" in printed and "  year" in printed
+
+
+@pytest.mark.slow
+def test_teacher_forced_attention_shapes_and_rows(trained_run):
+    run_dir, _, _ = trained_run
+    seq2seq, source, target, _ = run_lib.load_trained(run_dir)
+    pairs = [
+        ("vendredi 20 octobre 1933", "Friday, October 20, 1933"),
+        ("3. März 1999", "March 3, 1999"),
+        ("lundi 1 janvier 2024", "Monday, January 1, 2024"),
+    ]
+    out = align.teacher_forced_attention(
+        seq2seq, source, target, pairs, batch_size=2
+    )
+    assert len(out) == len(pairs)
+    for (src, tgt), (weights, source_ids, target_ids) in zip(pairs, out):
+        expected_source = source.tokenize([src])[0].numpy()
+        expected_target = target.tokenize([tgt])[0].numpy()
+        np.testing.assert_array_equal(source_ids, expected_source)
+        np.testing.assert_array_equal(target_ids, expected_target)
+        # One row per predicted token (after [START]), one column per
+        # source token ([END] included), each row a distribution.
+        assert weights.shape == (len(target_ids) - 1, len(source_ids))
+        assert np.all(weights >= 0.0)
+        np.testing.assert_allclose(weights.sum(-1), 1.0, atol=1e-5)
+    # Batching does not change the result.
+    alone = align.teacher_forced_attention(seq2seq, source, target, pairs[1:2])
+    np.testing.assert_allclose(alone[0][0], out[1][0], atol=1e-5)
+    with pytest.raises(ValueError, match="batch_size=0"):
+        align.teacher_forced_attention(seq2seq, source, target, pairs, 0)

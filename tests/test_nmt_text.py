@@ -5,7 +5,8 @@ import pytest
 tf = pytest.importorskip("tensorflow")
 pytest.importorskip("tensorflow_text")
 
-from examples.nmt import data  # noqa: E402
+from examples.nmt import corpus as corpus_lib  # noqa: E402
+from examples.nmt import dates  # noqa: E402
 from examples.nmt import text  # noqa: E402
 
 pytestmark = pytest.mark.tf_only
@@ -45,12 +46,12 @@ def test_vocabulary_has_reserved_tokens_first(processors):
 
 
 def test_tensorflow_pretokenization_matches_python_mirror():
-    corpus = data.generate_dates(300, seed=7)
+    corpus = dates.generate_dates(300, seed=7)
     sentences = [s for pair in corpus.pairs for s in pair] + SENTENCES
     for lower in (True, False):
-        words = text.pretokenize(sentences, lower_case=lower).to_list()
+        words = text.tf_pretokenize(sentences, lower_case=lower).to_list()
         for sentence, got in zip(sentences, words):
-            assert [w.decode("utf-8") for w in got] == data.pretokenize(
+            assert [w.decode("utf-8") for w in got] == corpus_lib.pretokenize(
                 sentence, lower_case=lower
             )
 

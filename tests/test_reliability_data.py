@@ -100,6 +100,7 @@ def test_corrupt_gzip_line_is_after_the_good_lines(tmp_path):
 
 
 @pytest.mark.tf_only
+@pytest.mark.slow
 def test_cli_bad_data_prints_a_message_not_a_traceback(tmp_path):
     """One subprocess, the real command line, several bad corpora."""
     # Every line malformed: nothing to train on.
@@ -123,7 +124,7 @@ def test_cli_bad_data_prints_a_message_not_a_traceback(tmp_path):
     script = tmp_path / "run_cli.py"
     script.write_text(
         "import sys\n"
-        "from examples.nmt.__main__ import main\n"
+        "from examples.nmt.cli import main\n"
         "for argv in sys.argv[1:]:\n"
         "    rc = main(argv.split('\\x1f'))\n"
         "    print('RC', rc, flush=True)\n"

@@ -27,7 +27,7 @@ import time
 import numpy as np
 import pytest
 
-pytestmark = pytest.mark.tf_only
+pytestmark = [pytest.mark.tf_only, pytest.mark.slow]
 
 tf = pytest.importorskip("tensorflow")
 pytest.importorskip("tensorflow_text")
@@ -41,9 +41,9 @@ RUN_TIMEOUT = 240
 
 
 def _write_corpus(path, n=240):
-    from examples.nmt import data as data_lib
+    from examples.nmt import dates
 
-    corpus = data_lib.generate_dates(n, seed=3)
+    corpus = dates.generate_dates(n, seed=3)
     with open(path, "w", encoding="utf-8") as f:
         for source, target in corpus.pairs:
             f.write(f"{source}\t{target}\n")
@@ -135,10 +135,9 @@ def _epochs_started(log):
 
 
 def _export_and_translate(run_dir):
-    from examples.nmt import __main__ as cli
     from examples.nmt import export as export_lib
 
-    path = cli.export_run(str(run_dir), max_output_tokens=8)
+    path = export_lib.export_run(str(run_dir), max_output_tokens=8)
     translate = export_lib.load_saved_model(path)
     out = translate(tf.constant(["vendredi 20 octobre 1933", ""]))
     assert out["translation"].shape == (2,)
@@ -146,7 +145,7 @@ def _export_and_translate(run_dir):
 
 
 def test_sigkill_mid_epoch_then_same_command_resumes(tmp_path):
-    from examples.nmt import train as train_lib
+    from examples.nmt import run as run_lib
 
     corpus = tmp_path / "pairs.tsv"
     _write_corpus(corpus)
@@ -182,6 +181,6 @@ def test_sigkill_mid_epoch_then_same_command_resumes(tmp_path):
     assert np.all(np.isfinite(history["loss"]))
     # Every checkpoint loads; the backup is cleaned up after success.
     for epoch in range(1, EPOCHS + 1):
-        train_lib.load_trained(str(run_dir), weights=_checkpoint(str(run_dir), epoch))
+        run_lib.load_trained(str(run_dir), weights=_checkpoint(str(run_dir), epoch))
     assert not os.path.exists(run_dir / "backup")
     _export_and_translate(run_dir)

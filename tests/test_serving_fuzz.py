@@ -21,7 +21,6 @@ documented limits (`text.MAX_INPUT_CHARS` characters of input,
 """
 
 import os
-import time
 
 import numpy as np
 import pytest
@@ -30,7 +29,7 @@ from hypothesis import given
 from hypothesis import settings
 from hypothesis import strategies as st
 
-pytestmark = pytest.mark.tf_only
+pytestmark = [pytest.mark.tf_only, pytest.mark.slow]
 
 tf = pytest.importorskip("tensorflow")
 pytest.importorskip("tensorflow_text")
@@ -47,15 +46,16 @@ MAX_OUTPUT_TOKENS = 12
 @pytest.fixture(scope="module")
 def exported(tmp_path_factory):
     """`(translate_fn, source_max_tokens, saved_model_dir)` of a tiny model."""
-    from examples.nmt import __main__ as cli
+    from examples.nmt import cli
     from examples.nmt import export as export_lib
+    from examples.nmt import run as run_lib
     from examples.nmt import train as train_lib
 
     run = str(tmp_path_factory.mktemp("serving") / "run")
     args = cli.build_parser().parse_args(["train", "--out", run] + TRAIN_ARGS)
-    train_lib.train(run, *cli._configs(args), log=lambda *a: None)
-    path = cli.export_run(run, max_output_tokens=MAX_OUTPUT_TOKENS)
-    _, text_config, _, _ = train_lib.load_run_config(run)
+    train_lib.train(run, *cli.configs_from_args(args), log=lambda *a: None)
+    path = export_lib.export_run(run, max_output_tokens=MAX_OUTPUT_TOKENS)
+    _, text_config, _, _ = run_lib.load_run_config(run)
     return export_lib.load_saved_model(path), text_config.max_tokens, path
 
 
@@ -155,12 +155,12 @@ def test_stepwise_decoder_export_takes_the_same_inputs(exported, tmp_path):
 
     from examples.nmt import export as export_lib
     from examples.nmt import model as model_lib
-    from examples.nmt import train as train_lib
+    from examples.nmt import run as run_lib
 
     _, max_tokens, path = exported
     run = os.path.dirname(path)
-    _, text_config, model_config, _ = train_lib.load_run_config(run)
-    source, target = train_lib.make_processors(run, text_config)
+    _, text_config, model_config, _ = run_lib.load_run_config(run)
+    source, target = run_lib.make_processors(run, text_config)
     seq2seq = model_lib.build_model(dataclasses.replace(model_config, model="stepwise"))
     module = export_lib.TranslatorModule(
         seq2seq, source, target, max_output_tokens=MAX_OUTPUT_TOKENS
@@ -202,16 +202,27 @@ def test_long_inputs_are_cut_at_the_documented_limit(exported):
     np.testing.assert_array_equal(out["source_tokens"][0], out["source_tokens"][1])
 
 
-def test_million_characters_in_bounded_time(exported):
+def test_million_characters_are_cut_before_any_work(exported):
+    # Bounded work, counted in sizes: of 1,000,000 characters only the
+    # first `MAX_INPUT_CHARS` are tokenized (the result is that of the cut
+    # text), the source is at most `max_tokens` tokens and the output at
+    # most `MAX_OUTPUT_TOKENS`.
+    from examples.nmt import text as text_lib
+
     text = "vendredi 20 octobre 1933 " * 40000  # 1,000,000 characters
-    start = time.time()
-    out = translate(exported, [text, "lundi"])
-    assert time.time() - start < 20.0
+    cut = text[: text_lib.MAX_INPUT_CHARS]
+    out = translate(exported, [text, cut, "lundi"])
     assert out["source_tokens"].shape[1] <= exported[1]
+    assert out["target_tokens"].shape[1] <= MAX_OUTPUT_TOKENS
+    np.testing.assert_array_equal(
+        out["source_tokens"][0], out["source_tokens"][1]
+    )
+    assert out["translation"][0] == out["translation"][1]
+    np.testing.assert_array_equal(out["attention"][0], out["attention"][1])
 
 
 def test_cli_translate_file_with_invalid_utf8(exported, tmp_path, capsys):
-    from examples.nmt import __main__ as cli
+    from examples.nmt import cli
 
     path = tmp_path / "input.txt"
     path.write_bytes(b"vendredi 20 octobre 1933\ncaf\xe9 \xff\n\n\x00\x01\n")

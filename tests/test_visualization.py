@@ -239,8 +239,8 @@ def test_plot_attention_right_to_left_source():
     except ImportError:
         assert texts == ["םולש", "םלוע"]
     # Digits keep their order inside a right-to-left token.
-    assert visualization._visual_order("אב12") in ("12בא",)
-    assert visualization._visual_order("abc") == "abc"
+    assert visualization.visual_order("אב12") in ("12בא",)
+    assert visualization.visual_order("abc") == "abc"
     forced = plot_attention(weights, ["a", "b"], ["x", "y"], source_rtl=True)
     assert forced.axes[0].xaxis_inverted()
 
@@ -263,6 +263,82 @@ def test_plot_attention_bad_input():
         plot_attention(np.eye(2), 42, ["x", "y"])
 
 
+# ----------------------------------------------------------------------
+# Grid of heatmaps.
+
+
+def test_plot_attention_grid_panels_scale_and_layout(tmp_path):
+    a = np.array([[0.9, 0.1], [0.2, 0.8]])
+    b = np.zeros((4, 5))
+    b[:3, :2] = [[0.5, 0.5], [0.3, 0.7], [0.6, 0.4]]  # padded: cropped
+    c = np.array([[0.25, 0.75]])
+    path = tmp_path / "grid" / "three.png"
+    figure = visualization.plot_attention_grid(
+        [(a, ["le", "chat"], ["the", "cat"], "first"),
+         (b, ["x", "y"], ["p", "q", "r"]),
+         (c, "u v", "w", "third")],
+        columns=2,
+        path=str(path),
+    )
+    # Two rows of two: three heatmaps and one hidden cell, no colour bar.
+    assert len(figure.axes) == 4
+    panels = [ax for ax in figure.axes if ax.images]
+    assert len(panels) == 3 and not figure.axes[3].axison
+    np.testing.assert_allclose(panels[0].images[0].get_array(), a)
+    np.testing.assert_allclose(panels[1].images[0].get_array(), b[:3, :2])
+    assert [ax.get_title() for ax in panels] == ["first", "", "third"]
+    assert _tick_texts(panels[2].get_xticklabels()) == ["u", "v"]
+    # One colour scale for every panel.
+    assert {ax.images[0].get_clim() for ax in panels} == {(0.0, 1.0)}
+    # Panels fill rows left to right: the first two share a row.
+    boxes = [ax.get_position() for ax in figure.axes]
+    assert boxes[0].y0 == pytest.approx(boxes[1].y0)
+    assert boxes[2].y0 < boxes[0].y0 and boxes[2].x0 < boxes[1].x0
+    assert tuple(figure.get_size_inches()) == (10.0, 9.0)
+    assert png_size(path) == (1000, 900)
+
+
+def test_plot_attention_grid_shared_largest_weight_and_one_row():
+    small = np.array([[0.2, 0.1]])
+    large = np.array([[0.6, 0.4]])
+    figure = visualization.plot_attention_grid(
+        [(small, ["a", "b"], ["x"]), (large, ["a", "b"], ["y"])],
+        vmax=None, cmap="Greys", annotate=True,
+    )
+    assert len(figure.axes) == 2
+    assert {ax.images[0].get_clim() for ax in figure.axes} == {(0.0, 0.6)}
+    assert figure.axes[0].images[0].get_cmap().name == "Greys"
+    assert sorted(t.get_text() for t in figure.axes[1].texts) == [
+        "0.40", "0.60"
+    ]
+    # Default: all in one row.
+    boxes = [ax.get_position() for ax in figure.axes]
+    assert boxes[0].y0 == pytest.approx(boxes[1].y0)
+
+
+def test_plot_attention_grid_bad_input():
+    item = (np.eye(2), ["a", "b"], ["x", "y"])
+    with pytest.raises(ValueError, match="items=\\[\\]"):
+        visualization.plot_attention_grid([])
+    with pytest.raises(ValueError, match="items\\[1\\]"):
+        visualization.plot_attention_grid([item, (np.eye(2), ["a"])])
+    with pytest.raises(ValueError, match="columns=0"):
+        visualization.plot_attention_grid([item], columns=0)
+    with pytest.raises(ValueError, match="colorbar"):
+        visualization.plot_attention_grid([item], colorbar=True)
+    with pytest.raises(ValueError, match="weights.shape"):
+        visualization.plot_attention_grid([(np.eye(2), ["a", "b", "c"], "x")])
+
+
+def test_plot_attention_grid_does_not_touch_pyplot():
+    before = None
+    if "matplotlib.pyplot" in sys.modules:
+        before = list(sys.modules["matplotlib.pyplot"].get_fignums())
+    visualization.plot_attention_grid([([[1.0]], ["a"], ["x"])] * 2)
+    if before is not None:
+        assert sys.modules["matplotlib.pyplot"].get_fignums() == before
+
+
 def test_missing_matplotlib_names_the_viz_extra(monkeypatch):
     monkeypatch.setitem(sys.modules, "matplotlib", None)
     monkeypatch.setitem(sys.modules, "matplotlib.figure", None)
@@ -270,6 +346,8 @@ def test_missing_matplotlib_names_the_viz_extra(monkeypatch):
         plot_attention([[1.0]], ["a"], ["x"])
     with pytest.raises(ImportError, match=r"keras-attention\[viz\]"):
         AttentionPlotCallback(lambda s: [], [], png_dir="x")
+    with pytest.raises(ImportError, match=r"keras-attention\[viz\]"):
+        visualization.plot_attention_grid([([[1.0]], ["a"], ["x"])])
     # The text grid needs no matplotlib.
     assert attention_text_grid([[1.0]], ["a"], ["x"]) == "  a\nx ██"
 

@@ -32,7 +32,6 @@ import tensorflow as tf
 
 STRATEGIES = ("default", "mirrored", "multi-worker")
 MIXED_PRECISION = ("float16", "bfloat16")
-KERAS_ISSUE = "https://github.com/keras-team/keras/issues/20585"
 
 _multi_worker_strategy = None
 
@@ -154,7 +153,8 @@ def worker_dir(path, strategy=None, tf_config=None):
 
 
 def free_loopback_ports(count):
-    """`count` distinct TCP ports free on 127.0.0.1 (bound to port 0, closed)."""
+    """`count` distinct TCP ports free on 127.0.0.1 (bound to port 0, then
+    closed)."""
     sockets = []
     try:
         for _ in range(count):
@@ -224,7 +224,7 @@ def _first_local_value(strategy, value):
     return value
 
 
-def _maybe_symbolic_build(self, iterator=None, data_batch=None):
+def symbolic_build_on_local_batch(self, iterator=None, data_batch=None):
     """`TensorFlowTrainer._maybe_symbolic_build` on one local batch.
 
     Upstream reduces the first distributed batch with
@@ -273,7 +273,8 @@ def apply_multi_worker_fit_workaround(model, strategy=None):
        (`strategy.reduce("MEAN", batch)`) to build the model symbolically;
        the collective reduce of a `PerReplica` batch raises `ValueError:
        Attempt to convert a value (PerReplica...) to a Tensor`. Fix: this
-       model's `_maybe_symbolic_build` takes the first local replica's
+       model's `_maybe_symbolic_build` is `symbolic_build_on_local_batch`,
+       which takes the first local replica's
        batch instead (only its shapes and dtypes are used).
     2. The train and test functions reduce each scalar metric of the step
        with `strategy.reduce("MEAN", value, axis=0)` (`reduce_per_replica`,
@@ -300,7 +301,9 @@ def apply_multi_worker_fit_workaround(model, strategy=None):
     strategy = strategy or model.distribute_strategy
     if not is_multi_worker(strategy):
         return False
-    model._maybe_symbolic_build = types.MethodType(_maybe_symbolic_build, model)
+    model._maybe_symbolic_build = types.MethodType(
+        symbolic_build_on_local_batch, model
+    )
     model.train_step = _with_vector_scalars(model.train_step)
     model.test_step = _with_vector_scalars(model.test_step)
     return True

@@ -1,5 +1,9 @@
 """Evaluation of translations: BLEU, chrF, exact match, alignment accuracy.
 
+`evaluate_run` evaluates a run's SavedModel on one split (greedy decoding,
+and beam search side by side); `evaluate` computes the metrics of any
+translate function on a `Corpus`.
+
 - BLEU and chrF: `sacrebleu.corpus_bleu` / `corpus_chrf` of the detokenized
   translations against the raw references.
 - Exact match: share of sentences whose translation equals the reference
@@ -7,104 +11,27 @@
   "20. Oktober" count as equal, "Oktober" and "oktober" do not when the
   target keeps its case).
 - Alignment accuracy (dates data): share of aligned target words whose
-  highest attention weight falls on their true source word.
-  Sub-words are grouped into words (a `##` piece continues the word before
-  it); the attention of a target word on a source word is the mean over the
-  target word's pieces of the summed weights on the source word's pieces.
-  Target words with no counterpart (punctuation) are not counted.
+  highest attention weight falls on their true source word (`align.py`),
+  in all, per field (weekday, day, month, year) and per month.
 """
 
+import os
 import time
 
-import numpy as np
-
+from examples.nmt import align
 from examples.nmt import data as data_lib
-from examples.nmt import text as text_lib
+from examples.nmt import dates
+from examples.nmt import export as export_lib
+from examples.nmt import run as run_lib
+from examples.nmt.corpus import pretokenize
+from examples.nmt.corpus import take
 
-_SPECIAL = set(text_lib.RESERVED_TOKENS) | {""}
-
-
-def _as_str(token):
-    return token.decode("utf-8") if isinstance(token, bytes) else str(token)
-
-
-def word_groups(tokens):
-    """Groups sub-word tokens into words.
-
-    Args:
-        tokens: Sequence of token strings (bytes or str). Reserved tokens
-            and `""` padding belong to no word.
-
-    Returns:
-        A list with, for each word, the list of its token positions.
-
-    >>> word_groups(["[START]", "vend", "##redi", "20", "[END]", ""])
-    [[1, 2], [3]]
-    """
-    groups = []
-    for i, token in enumerate(tokens):
-        token = _as_str(token)
-        if token in _SPECIAL:
-            continue
-        if token.startswith("##") and groups and groups[-1][-1] == i - 1:
-            groups[-1].append(i)
-        else:
-            groups.append([i])
-    return groups
-
-
-def word_attention(weights, source_tokens, target_tokens):
-    """Word-level attention `(target_words, source_words)`.
-
-    Args:
-        weights: `(T, S)` attention, row `t` for target token `t`, column
-            `s` for source token `s`.
-        source_tokens: The `S` source token strings.
-        target_tokens: The `T` target token strings.
-    """
-    weights = np.asarray(weights, dtype=np.float64)
-    source_words = word_groups(source_tokens)
-    target_words = word_groups(target_tokens)
-    out = np.zeros((len(target_words), len(source_words)))
-    for i, t_pieces in enumerate(target_words):
-        rows = weights[t_pieces]  # (pieces, S)
-        for j, s_pieces in enumerate(source_words):
-            out[i, j] = rows[:, s_pieces].sum(axis=1).mean()
-    return out
-
-
-def alignment_accuracy(examples):
-    """Share of aligned target words whose highest attention is on a true source word.
-
-    Args:
-        examples: Iterable of `(weights, source_tokens, target_tokens,
-            alignment)`, with `alignment` a list with, for each target word,
-            the collection of indices of its true source words (empty: the
-            word is not counted). Examples whose number of target words
-            differs from `len(alignment)` (a wrong translation) are skipped.
-
-    Returns:
-        `(accuracy, counted_words, used_examples)`; accuracy is `nan` when
-        no word was counted.
-    """
-    hits = counted = used = 0
-    for weights, source_tokens, target_tokens, alignment in examples:
-        matrix = word_attention(weights, source_tokens, target_tokens)
-        if matrix.shape[0] != len(alignment) or matrix.shape[1] == 0:
-            continue
-        used += 1
-        for row, truth in zip(matrix, alignment):
-            if not truth:
-                continue
-            counted += 1
-            hits += int(int(np.argmax(row)) in set(truth))
-    accuracy = hits / counted if counted else float("nan")
-    return accuracy, counted, used
-
+# Beam width of `evaluate` and `demo` (0: greedy decoding only).
+DEFAULT_BEAM_WIDTH = 4
 
 def canonical(text, lower_case=False):
     """The comparison form of a sentence for exact match."""
-    return " ".join(data_lib.pretokenize(text, lower_case=lower_case))
+    return " ".join(pretokenize(text, lower_case=lower_case))
 
 
 def exact_match(hypotheses, references, lower_case=False):
@@ -147,12 +74,15 @@ def translate_all(translate_fn, sources, batch_size=256):
         out = translate_fn(tf.constant(sources[i : i + batch_size]))
         out = {k: v.numpy() for k, v in out.items()}
         for j in range(len(out["translation"])):
-            src = [_as_str(t) for t in out["source_tokens"][j] if _as_str(t)]
+            src = [align.token_str(t) for t in out["source_tokens"][j]]
+            src = [t for t in src if t]
             length = int(out["target_lengths"][j])
-            tgt = [_as_str(t) for t in out["target_tokens"][j][:length]]
+            tgt = [
+                align.token_str(t) for t in out["target_tokens"][j][:length]
+            ]
             results.append(
                 {
-                    "translation": _as_str(out["translation"][j]),
+                    "translation": align.token_str(out["translation"][j]),
                     "source_tokens": src,
                     "target_tokens": tgt,
                     "attention": out["attention"][j][:length, : len(src)],
@@ -161,15 +91,47 @@ def translate_all(translate_fn, sources, batch_size=256):
     return results
 
 
+def _alignment_metrics(results, corpus):
+    examples = [
+        (r["attention"], r["source_tokens"], r["target_tokens"], a)
+        for r, a in zip(results, corpus.alignments)
+    ]
+    accuracy, words, used = align.alignment_accuracy(examples)
+    metrics = {
+        "alignment_accuracy": accuracy,
+        "alignment_words": words,
+        "alignment_examples": used,
+    }
+    if corpus.fields is not None:
+        groups = align.alignment_accuracy_by_group(
+            example + (align.date_groups(fields, target),)
+            for example, fields, (_, target) in zip(
+                examples, corpus.fields, corpus.pairs
+            )
+        )
+        metrics["alignment_by_field"] = {
+            name: groups[name] for name in dates.FIELDS if name in groups
+        }
+        metrics["alignment_by_month"] = {
+            name: groups[f"month={name}"]
+            for name in dates.MONTHS
+            if f"month={name}" in groups
+        }
+    return metrics
+
+
 def evaluate(translate_fn, corpus, target_lower_case=False, batch_size=256):
     """All metrics of a corpus split.
 
     Returns:
         A dict with `examples`, `exact_match`, `bleu`, `chrf`,
         `decode_seconds` (wall-clock time of the translation) and, when the
-        corpus has alignments, `alignment_accuracy`,
-        `alignment_words`, `alignment_examples`; plus `results` (the
-        per-sentence outputs of `translate_all`).
+        corpus has alignments, `alignment_accuracy`, `alignment_words`,
+        `alignment_examples`; for the dates data also `alignment_by_field`
+        (`"weekday"`, `"day"`, `"month"`, `"year"`) and
+        `alignment_by_month` (`"January"`, ...), each a dict from name to
+        `{"accuracy", "words"}`; plus `results` (the per-sentence outputs
+        of `translate_all`).
     """
     sources = [s for s, _ in corpus.pairs]
     references = [t for _, t in corpus.pairs]
@@ -186,16 +148,43 @@ def evaluate(translate_fn, corpus, target_lower_case=False, batch_size=256):
         "decode_seconds": decode_seconds,
     }
     if corpus.alignments is not None:
-        accuracy, words, used = alignment_accuracy(
-            (r["attention"], r["source_tokens"], r["target_tokens"], a)
-            for r, a in zip(results, corpus.alignments)
-        )
-        metrics.update(
-            alignment_accuracy=accuracy,
-            alignment_words=words,
-            alignment_examples=used,
-        )
+        metrics.update(_alignment_metrics(results, corpus))
     metrics["results"] = results
+    return metrics
+
+
+def evaluate_run(
+    run_dir,
+    split="test",
+    saved_model=None,
+    max_examples=None,
+    beam_width=DEFAULT_BEAM_WIDTH,
+):
+    """Metrics of a run on one split, with its SavedModel (exported if missing).
+
+    The top-level metrics are those of greedy decoding; with a positive
+    `beam_width`, `metrics["beam"]` holds the same metrics for beam search
+    (and `beam_width`).
+    """
+    data_config, text_config, _, _ = run_lib.load_run_config(run_dir)
+    _, splits = data_lib.load_splits(data_config)
+    corpus = splits[split]
+    if max_examples is not None:
+        corpus = take(corpus, max_examples)
+    if saved_model is None:
+        saved_model = run_lib.run_path(run_dir, run_lib.EXPORT)
+        if not os.path.exists(os.path.join(saved_model, "saved_model.pb")):
+            export_lib.export_run(run_dir, saved_model)
+    saved_model = export_lib.resolve_saved_model(saved_model)
+    translate_fn = export_lib.load_saved_model(saved_model)
+    lower = text_config.target_lower_case
+    metrics = evaluate(translate_fn, corpus, lower)
+    if beam_width:
+        beam_fn = export_lib.load_saved_model(
+            saved_model, beam_width=beam_width
+        )
+        metrics["beam"] = evaluate(beam_fn, corpus, lower)
+        metrics["beam"]["beam_width"] = beam_width
     return metrics
 
 
@@ -208,11 +197,22 @@ def strip_results(metrics):
     }
 
 
+def _breakdown(metrics):
+    """`(label, {"accuracy", "words"})` rows per field, then per month."""
+    rows = []
+    for key in ("alignment_by_field", "alignment_by_month"):
+        rows.extend(
+            (f"  {name}", score) for name, score in metrics.get(key, {}).items()
+        )
+    return rows
+
+
 def format_metrics(metrics):
     """Text table of `evaluate`'s metrics.
 
     When `metrics["beam"]` holds the metrics of beam search (with its
-    `beam_width`), greedy and beam search are printed side by side.
+    `beam_width`), greedy and beam search are printed side by side. The
+    alignment accuracy per field and per month follows the aggregate.
     """
     if metrics.get("beam"):
         return _format_side_by_side(metrics, metrics["beam"])
@@ -228,6 +228,11 @@ def format_metrics(metrics):
             f"({metrics['alignment_words']} words of "
             f"{metrics['alignment_examples']} sentences)"
         )
+        for label, score in _breakdown(metrics):
+            lines.append(
+                f"{label:<20}{100 * score['accuracy']:.2f} % "
+                f"({score['words']} words)"
+            )
     return "\n".join(lines)
 
 
@@ -257,6 +262,16 @@ def _format_side_by_side(greedy, beam):
                 f"{beam['alignment_words']}/{beam['alignment_examples']}",
             )
         )
+        beam_rows = dict(_breakdown(beam))
+        for label, score in _breakdown(greedy):
+            other = beam_rows.get(label)
+            rows.append(
+                (
+                    label,
+                    pct(score, "accuracy"),
+                    "-" if other is None else pct(other, "accuracy"),
+                )
+            )
     if "decode_seconds" in greedy and "decode_seconds" in beam:
         rows.append(
             (

@@ -9,11 +9,12 @@ while loop over `Seq2Seq.step`), detokenization; `translate_beam` is the
 same with beam search (`keras_attention.decoding.beam_search_decode`) of a
 width given as an input.
 
-`export_saved_model` saves it with three signatures: `serving_default` and
+`export_run` exports a trained run (to `RUN/export` by default);
+`export_saved_model` saves a module with three signatures: `serving_default` and
 `greedy` (both `translate`, input `text`) and `beam` (`translate_beam`,
-inputs `text` and `beam_width`). The SavedModel loads in a fresh process with only TensorFlow and
-tensorflow-text imported (`import tensorflow_text` registers the
-tensorflow-text ops, which the graph uses):
+inputs `text` and `beam_width`). The SavedModel loads in a fresh process
+with only TensorFlow and tensorflow-text imported (`import tensorflow_text`
+registers the tensorflow-text ops, which the graph uses):
 
     import tensorflow as tf
     import tensorflow_text  # noqa: F401, registers the ops
@@ -26,8 +27,11 @@ tensorflow-text ops, which the graph uses):
         beam_width=tf.constant(4))
 """
 
+import os
+
 import tensorflow as tf
 
+from examples.nmt import run as run_lib
 from examples.nmt import text as text_lib
 from keras_attention.decoding import beam_search_decode
 from keras_attention.decoding import greedy_decode
@@ -80,7 +84,9 @@ class TranslatorModule(tf.Module):
         # `serving_default`, which the signatures here do not use (and which
         # failed for the step-wise model while `AttentionRNN` could not be
         # traced with unknown lengths).
-        self.model_variables = [v.value for v in seq2seq.training_model.variables]
+        self.model_variables = [
+            v.value for v in seq2seq.training_model.variables
+        ]
 
     # No autograph: the decoding loop is an explicit while loop and every
     # Python `if` here is on configuration, not on tensors.
@@ -169,7 +175,9 @@ class TranslatorModule(tf.Module):
         target_strings = tf.where(
             keep, self.target_processor.token_strings(tokens), ""
         )
-        source_strings = self.source_processor.token_strings(source_ids).to_tensor("")
+        source_strings = self.source_processor.token_strings(
+            source_ids
+        ).to_tensor("")
         attention = attention[:, :, : tf.shape(source_strings)[1]]
         return {
             "translation": self.target_processor.detokenize(tokens),
@@ -225,8 +233,8 @@ def load_saved_model(path, beam_width=None):
         return signatures["serving_default"]
     if "beam" not in signatures:
         raise ValueError(
-            f"The SavedModel at {path!r} has no `beam` signature (exported "
-            "before beam search was added): export the run again. "
+            f"The SavedModel at {path!r} has no `beam` signature (it was "
+            "not written by `export_saved_model`): export the run again. "
             f"Received: signatures={sorted(signatures)}"
         )
     beam = signatures["beam"]
@@ -236,3 +244,42 @@ def load_saved_model(path, beam_width=None):
         return beam(text=text, beam_width=width)
 
     return translate_fn
+
+
+def export_run(run_dir, out=None, max_output_tokens=None):
+    """Exports the trained model of a run as a SavedModel.
+
+    Args:
+        run_dir: The run directory of `train`.
+        out: SavedModel directory. Defaults to `RUN/export`.
+        max_output_tokens: Longest translation in tokens. Defaults to
+            `MAX_OUTPUT_TOKENS`.
+
+    Returns:
+        The SavedModel directory.
+    """
+    seq2seq, source, target, _ = run_lib.load_trained(run_dir)
+    module = TranslatorModule(
+        seq2seq, source, target,
+        max_output_tokens=max_output_tokens or MAX_OUTPUT_TOKENS,
+    )
+    return export_saved_model(
+        module, out or run_lib.run_path(run_dir, run_lib.EXPORT)
+    )
+
+
+def resolve_saved_model(path):
+    """The SavedModel directory `path`, or `path/export` for a run directory.
+
+    Raises:
+        ValueError: if neither holds a SavedModel.
+    """
+    if os.path.exists(os.path.join(path, "saved_model.pb")):
+        return path
+    candidate = run_lib.run_path(path, run_lib.EXPORT)
+    if os.path.exists(os.path.join(candidate, "saved_model.pb")):
+        return candidate
+    raise ValueError(
+        f"No SavedModel at {path!r} or {candidate!r}: run the export "
+        f"sub-command first. Received: path={path!r}"
+    )

@@ -15,8 +15,9 @@ Two decoders, chosen by `ModelConfig.model`:
   `keras_attention.AttentionRNN` in training and step by step
   (`AttentionWrapper.step`) in decoding.
 
-The score is any of the three layers of `keras_attention`: `"dot"`,
-`"general"` (multiplicative) or `"additive"` (Bahdanau). The encoder is a
+The hyper-parameters are a `config.ModelConfig`. The score is any of the
+three layers of `keras_attention`: `"dot"`, `"general"` (multiplicative) or
+`"additive"` (Bahdanau). The encoder is a
 stack of LSTM or GRU layers, optionally bidirectional; the decoder has as
 many units as the encoder output (`units`, doubled when bidirectional) so
 that the dot score applies and the encoder's final states (forward and
@@ -29,101 +30,14 @@ alignment scoring), `encode` and `step` (one decoder step, in the
 `keras_attention.decoding`).
 """
 
-import dataclasses
-import json
-
 import keras
 from keras import ops
 
 import keras_attention
+from examples.nmt.config import ModelConfig
 from keras_attention.attention_rnn import AttentionRNN
 from keras_attention.attention_wrapper import AttentionWrapper
 from keras_attention.attentional_output import AttentionalOutput
-
-MODEL_TYPES = ("luong", "stepwise")
-SCORES = ("dot", "general", "additive")
-CELLS = ("lstm", "gru")
-
-
-@dataclasses.dataclass
-class ModelConfig:
-    """Hyper-parameters of the translation model.
-
-    Attributes:
-        source_vocab_size: Size of the source vocabulary.
-        target_vocab_size: Size of the target vocabulary.
-        model: `"luong"` (sequence mode) or `"stepwise"` (input feeding).
-        score: `"dot"`, `"general"` or `"additive"`.
-        cell: `"lstm"` or `"gru"`.
-        bidirectional: Whether the encoder is bidirectional.
-        embedding_dim: Size of the token embeddings.
-        units: Units of each encoder RNN (per direction).
-        encoder_layers: Number of stacked encoder RNNs.
-        decoder_layers: Number of stacked decoder RNNs.
-        dropout: Dropout rate on embeddings, between layers and on the
-            attentional output.
-        attention_units: Hidden size of the additive score (defaults to the
-            decoder units).
-        bridge: Whether the encoder's final states initialise the decoder.
-            Without the bridge the decoder starts from zeros and can only
-            learn about the source through the attention, which makes the
-            attention follow the word alignment closely.
-    """
-
-    source_vocab_size: int
-    target_vocab_size: int
-    model: str = "luong"
-    score: str = "general"
-    cell: str = "lstm"
-    bidirectional: bool = True
-    embedding_dim: int = 64
-    units: int = 128
-    encoder_layers: int = 1
-    decoder_layers: int = 1
-    dropout: float = 0.1
-    attention_units: int = None
-    bridge: bool = True
-
-    def __post_init__(self):
-        for name, allowed in (
-            ("model", MODEL_TYPES),
-            ("score", SCORES),
-            ("cell", CELLS),
-        ):
-            value = getattr(self, name)
-            if value not in allowed:
-                raise ValueError(
-                    f"`{name}` must be one of {allowed}. Received: {name}={value!r}"
-                )
-        for name in (
-            "source_vocab_size",
-            "target_vocab_size",
-            "embedding_dim",
-            "units",
-            "encoder_layers",
-            "decoder_layers",
-        ):
-            value = getattr(self, name)
-            if not isinstance(value, int) or value < 1:
-                raise ValueError(
-                    f"`{name}` must be a positive integer. Received: {name}={value!r}"
-                )
-        if not 0.0 <= self.dropout < 1.0:
-            raise ValueError(
-                f"`dropout` must be in [0, 1). Received: dropout={self.dropout}"
-            )
-
-    @property
-    def decoder_units(self):
-        return self.units * (2 if self.bidirectional else 1)
-
-    def to_json(self):
-        return json.dumps(dataclasses.asdict(self), indent=2)
-
-    @classmethod
-    def from_json(cls, text):
-        return cls(**json.loads(text))
-
 
 def make_attention(config):
     """The attention layer of the configured score."""
@@ -164,6 +78,13 @@ class Seq2Seq:
     """
 
     def __init__(self, config):
+        for name in ("source_vocab_size", "target_vocab_size"):
+            if getattr(config, name) is None:
+                raise ValueError(
+                    f"`config.{name}` must be set (the size of the learned "
+                    f"vocabulary) before the model is built. Received: "
+                    f"{name}=None"
+                )
         self.config = config
         c = config
         self.source_embedding = keras.layers.Embedding(
@@ -252,7 +173,9 @@ class Seq2Seq:
             ]
         return x, states
 
-    def _decode_sequence(self, target_in, memory, source_mask, states, training=None):
+    def _decode_sequence(
+        self, target_in, memory, source_mask, states, training=None
+    ):
         y = self.target_embedding(target_in)
         y = self.dropout(y, training=training)
         if self.config.model == "stepwise":
@@ -285,7 +208,7 @@ class Seq2Seq:
             target_in, memory, source_mask,
             states if self.config.bridge else None,
         )
-        # The loss masks padding itself (`train.masked_loss`): the logits
+        # The loss masks padding itself (`losses.MaskedLoss`): the logits
         # carry no Keras mask.
         logits = _DropMask(name="drop_mask")(logits)
         self.training_model = keras.Model(
@@ -311,8 +234,9 @@ class Seq2Seq:
 
         Returns:
             A dict: `memory (batch, S, D)`, `keys` (the attention's
-            projected memory, computed once), `mask (batch, S)` bool and
-            `rnn`, a list (one entry per decoder layer) of lists of states.
+            projected memory, computed once) and `memory_mask (batch, S)`
+            bool, from `BaseAttention.prepare_memory`, and `rnn`, a list
+            (one entry per decoder layer) of lists of states.
         """
         outputs = self.encoder_model(source_ids, training=False)
         memory, states = outputs[0], list(outputs[1:])
@@ -328,15 +252,9 @@ class Seq2Seq:
             self.attention.build(
                 (None, self.config.decoder_units), tuple(memory.shape)
             )
-        keys = self.attention.project_key(
-            ops.cast(memory, self.attention._score_dtype())
-        )
-        return {
-            "memory": memory,
-            "keys": keys,
-            "mask": source_mask,
-            "rnn": [list(states) for _ in self.decoder_rnns],
-        }
+        state = self.attention.prepare_memory(memory, value_mask=source_mask)
+        state["rnn"] = [list(states) for _ in self.decoder_rnns]
+        return state
 
     def step(self, tokens, state):
         """One decoder step: `(log_probs, new_state, attention)`.
@@ -352,7 +270,9 @@ class Seq2Seq:
             self.target_embedding.compute_dtype,
         )
         if self.config.model == "stepwise":
-            output, new_state, weights = self.wrapper.step(y, state, training=False)
+            output, new_state, weights = self.wrapper.step(
+                y, state, training=False
+            )
             logits = ops.cast(self.output_projection(output), "float32")
             return (
                 ops.log_softmax(logits, axis=-1),
@@ -364,7 +284,7 @@ class Seq2Seq:
             y, new_state = rnn.cell(y, list(layer_state), training=False)
             new_rnn.append(list(new_state))
         context, weights = self.attention.attend(
-            y, state["memory"], state["keys"], value_mask=state["mask"]
+            y, state["memory"], state["keys"], value_mask=state["memory_mask"]
         )
         h_tilde = self.attentional_output(context, y)
         logits = ops.cast(self.output_projection(h_tilde), "float32")
@@ -396,6 +316,6 @@ class _DropMask(keras.layers.Layer):
         return None
 
 
-def build_model(config):
-    """Builds a `Seq2Seq` from a `ModelConfig`."""
+def build_model(config: ModelConfig) -> Seq2Seq:
+    """Builds a `Seq2Seq` from a `ModelConfig` with its vocabulary sizes."""
     return Seq2Seq(config)

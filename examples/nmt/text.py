@@ -54,8 +54,11 @@ def clean_strings(texts):
     return tf.strings.substr(texts, 0, MAX_INPUT_CHARS, unit="UTF8_CHAR")
 
 
-def pretokenize(texts, lower_case=True):
-    """Normalises and splits a batch of strings into words.
+def tf_pretokenize(texts, lower_case=True):
+    """Normalises and splits a batch of strings into words, as TF ops.
+
+    The TensorFlow twin of `corpus.pretokenize` (one Python string): both
+    give the same words.
 
     Args:
         texts: String tensor `(batch,)`.
@@ -97,7 +100,7 @@ def learn_vocabulary(sentences, vocab_size, lower_case=True):
     ).batch(1024)
     words = words.map(
         lambda t: tf.strings.reduce_join(
-            pretokenize(t, lower_case), axis=-1, separator=" "
+            tf_pretokenize(t, lower_case), axis=-1, separator=" "
         )
     )
     vocab = bert_vocab.bert_vocab_from_dataset(
@@ -157,7 +160,8 @@ class TextProcessor(tf.Module):
             )
         if max_tokens < 3:
             raise ValueError(
-                f"`max_tokens` must be at least 3. Received: max_tokens={max_tokens}"
+                "`max_tokens` must be at least 3. "
+                f"Received: max_tokens={max_tokens}"
             )
         self.lower_case = lower_case
         self.max_tokens = max_tokens
@@ -185,21 +189,23 @@ class TextProcessor(tf.Module):
 
     def words(self, texts):
         """The pre-tokenized words, `(batch, (words))` strings."""
-        return pretokenize(texts, self.lower_case)
+        return tf_pretokenize(texts, self.lower_case)
 
     def tokenize_words(self, texts):
         """Sub-word ids grouped by word, `(batch, (words), (pieces))`."""
         return self.tokenizer.tokenize(self.words(texts))
 
     def tokenize(self, texts):
-        """Token ids `(batch, (tokens))` int64, with `[START]`/`[END]` as configured."""
+        """Token ids `(batch, (tokens))` int64, with `[START]`/`[END]` as
+        configured."""
         ids = self.tokenize_words(texts).merge_dims(-2, -1)
         room = self.max_tokens - int(self.add_start) - int(self.add_end)
         ids = ids[:, :room]
         batch = ids.nrows()
         parts = [ids]
         if self.add_start:
-            parts.insert(0, tf.fill([batch, 1], tf.constant(START_ID, tf.int64)))
+            start = tf.fill([batch, 1], tf.constant(START_ID, tf.int64))
+            parts.insert(0, start)
         if self.add_end:
             parts.append(tf.fill([batch, 1], tf.constant(END_ID, tf.int64)))
         return tf.concat(parts, axis=1) if len(parts) > 1 else ids
@@ -208,7 +214,9 @@ class TextProcessor(tf.Module):
         """The token strings of ids (any shape, ragged or dense)."""
         ids = tf.cast(ids, tf.int64)
         if isinstance(ids, tf.RaggedTensor):
-            return ids.with_flat_values(self.id_to_token.lookup(ids.flat_values))
+            return ids.with_flat_values(
+                self.id_to_token.lookup(ids.flat_values)
+            )
         return self.id_to_token.lookup(ids)
 
     def detokenize(self, ids):
@@ -227,10 +235,14 @@ class TextProcessor(tf.Module):
         before_end = tf.equal(tf.cumsum(is_end, axis=1), 0)
         keep = tf.logical_and(
             before_end,
-            tf.logical_and(tf.not_equal(ids, PAD_ID), tf.not_equal(ids, START_ID)),
+            tf.logical_and(
+                tf.not_equal(ids, PAD_ID), tf.not_equal(ids, START_ID)
+            ),
         )
         ids = tf.ragged.boolean_mask(ids, keep)
-        text = tf.strings.reduce_join(self.token_strings(ids), axis=-1, separator=" ")
+        text = tf.strings.reduce_join(
+            self.token_strings(ids), axis=-1, separator=" "
+        )
         text = tf.strings.regex_replace(text, r" ##", "")
         text = tf.strings.regex_replace(text, r" ([.,!?;:%)\]}»])", r"\1")
         text = tf.strings.regex_replace(text, r"([(\[{¿¡«]) ", r"\1")

@@ -1,0 +1,255 @@
+"""Command line of the NMT example: `python -m examples.nmt COMMAND`.
+
+    python -m examples.nmt demo --out runs/demo      # the whole story
+    python -m examples.nmt train --out runs/dates
+    python -m examples.nmt export --run runs/dates
+    python -m examples.nmt translate --model runs/dates/export "3. März 1999"
+    python -m examples.nmt translate --model runs/dates --beam-width 4 "..."
+    python -m examples.nmt evaluate --run runs/dates   # greedy and beam
+    python -m examples.nmt train --data /path/fra.txt --out runs/fra
+
+Argument parsing only: each command calls the module that does the work.
+The flags of `train` and `demo` are generated from the fields of the
+config dataclasses (`config.py`), with their defaults, types, choices and
+help; `demo` starts from `config.DEMO_SETTINGS` instead.
+"""
+
+import argparse
+import dataclasses
+import json
+import os
+import sys
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+
+from examples.nmt import config as config_lib  # noqa: E402
+from examples.nmt import evaluate as eval_lib  # noqa: E402
+
+
+def _dest(section, name):
+    return f"{section}.{name}"
+
+
+def add_config_arguments(parser, settings=None):
+    """Adds one argument group per config section, from the fields.
+
+    Every field declared with `config.option` becomes a flag; booleans get
+    `--flag/--no-flag`. `settings` (like `config.DEMO_SETTINGS`) replaces
+    defaults. The values land in `args` under `"section.field"`: read them
+    back with `configs_from_args`.
+    """
+    settings = settings or {}
+    for section, cls in config_lib.SECTIONS:
+        group = parser.add_argument_group(section)
+        for field in dataclasses.fields(cls):
+            meta = dict(field.metadata)
+            if "help" not in meta:
+                continue  # not a command-line setting
+            default = settings.get(section, {}).get(field.name, field.default)
+            kwargs = {"dest": _dest(section, field.name), "default": default}
+            flag = meta.pop("flag") or "--" + field.name.replace("_", "-")
+            value_type = meta.pop("type") or type(field.default)
+            if meta["choices"] is None:
+                del meta["choices"]
+                if value_type is not bool:
+                    kwargs["metavar"] = field.name.upper()
+            if value_type is bool:
+                kwargs["action"] = argparse.BooleanOptionalAction
+            else:
+                kwargs["type"] = value_type
+            if default is not None and not isinstance(default, bool):
+                meta["help"] += " (default: %(default)s)"
+            kwargs.update(meta)
+            group.add_argument(flag, **kwargs)
+
+
+def configs_from_args(args):
+    """The four configs `(data, text, model, train)` of parsed arguments."""
+    configs = []
+    for section, cls in config_lib.SECTIONS:
+        values = {}
+        for field in dataclasses.fields(cls):
+            dest = _dest(section, field.name)
+            if hasattr(args, dest):
+                value = getattr(args, dest)
+                if isinstance(value, list):
+                    value = tuple(value)
+                values[field.name] = value
+        configs.append(cls(**values))
+    return tuple(configs)
+
+
+# ----------------------------------------------------------------------
+# Commands.
+
+
+def cmd_train(args):
+    from examples.nmt import train as train_lib
+
+    train_lib.train(args.out, *configs_from_args(args))
+    return 0
+
+
+def cmd_export(args):
+    from examples.nmt import export as export_lib
+
+    path = export_lib.export_run(args.run, args.out, args.max_output_tokens)
+    print(f"exported SavedModel -> {path}")
+    return 0
+
+
+def _read_texts(args):
+    # Undecodable bytes (arguments, a file or stdin in another encoding)
+    # become U+FFFD instead of stopping the command.
+    texts = [
+        t.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+        for t in args.text
+    ]
+    if args.file:
+        with open(args.file, encoding="utf-8", errors="replace") as f:
+            texts += [line.rstrip("\n") for line in f if line.strip()]
+    if not texts:
+        if hasattr(sys.stdin, "reconfigure"):
+            sys.stdin.reconfigure(errors="replace")
+        texts = [line.rstrip("\n") for line in sys.stdin if line.strip()]
+    return texts
+
+
+def cmd_translate(args):
+    from examples.nmt import demo
+    from examples.nmt import export as export_lib
+
+    texts = _read_texts(args)
+    translate_fn = export_lib.load_saved_model(
+        export_lib.resolve_saved_model(args.model),
+        beam_width=args.beam_width,
+    )
+    results = eval_lib.translate_all(translate_fn, texts)
+    for text, r in zip(texts, results):
+        print(f"{text}\t{r['translation']}")
+        if args.attention:
+            print(demo.text_grid(r))
+            print()
+    if args.plot:
+        demo.save_heatmaps(list(zip(texts, results))[:4], args.plot)
+        print(f"attention heatmaps -> {args.plot}")
+    return 0
+
+
+def cmd_evaluate(args):
+    metrics = eval_lib.evaluate_run(
+        args.run, args.split, args.saved_model, args.max_examples,
+        args.beam_width,
+    )
+    print(f"{args.split} split of {args.run}:")
+    print(eval_lib.format_metrics(metrics))
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(eval_lib.strip_results(metrics), f, indent=2)
+    return 0
+
+
+def cmd_demo(args):
+    from examples.nmt import demo
+
+    configs = configs_from_args(args)
+    if args.quick:
+        configs = config_lib.replace(configs, config_lib.QUICK_DEMO_SETTINGS)
+    configs = config_lib.replace(configs, {"data": {"paths": ("dates",)}})
+    demo.run_demo(args.out, configs, beam_width=args.beam_width)
+    return 0
+
+
+def _beam_width_argument(parser, default, what):
+    parser.add_argument(
+        "--beam-width", type=int, default=default,
+        help=f"{what} beam search of this width "
+        "(default %(default)s; 0: greedy only)",
+    )
+
+
+def build_parser():
+    """The argparse parser of every command."""
+    parser = argparse.ArgumentParser(
+        prog="python -m examples.nmt",
+        description="Neural machine translation with attention: train, "
+        "export, translate, evaluate.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("train", help="train a model into a run directory")
+    p.add_argument("--out", default="runs/nmt", help="run directory")
+    add_config_arguments(p)
+    p.set_defaults(func=cmd_train)
+
+    p = sub.add_parser("export", help="export a trained run as a SavedModel")
+    p.add_argument("--run", required=True, help="run directory of `train`")
+    p.add_argument(
+        "--out", default=None, help="SavedModel directory (default RUN/export)"
+    )
+    p.add_argument("--max-output-tokens", type=int, default=None)
+    p.set_defaults(func=cmd_export)
+
+    p = sub.add_parser("translate", help="translate with an exported model")
+    p.add_argument(
+        "--model", required=True, help="SavedModel directory or run directory"
+    )
+    p.add_argument("text", nargs="*", help="sentences (default: --file/stdin)")
+    p.add_argument("--file", help="file with one sentence a line")
+    p.add_argument(
+        "--attention", action="store_true",
+        help="print the attention as a text grid",
+    )
+    p.add_argument("--plot", help="save attention heatmaps to this PNG")
+    _beam_width_argument(p, 0, "translate with")
+    p.set_defaults(func=cmd_translate)
+
+    p = sub.add_parser(
+        "evaluate",
+        help="BLEU, chrF, exact match (and alignment accuracy on dates)",
+    )
+    p.add_argument("--run", required=True, help="run directory of `train`")
+    p.add_argument(
+        "--split", default="test", choices=["train", "validation", "test"]
+    )
+    p.add_argument(
+        "--saved-model", default=None,
+        help="default: RUN/export (exported if missing)",
+    )
+    p.add_argument("--max-examples", type=int, default=None)
+    p.add_argument("--json", help="also write the metrics to this JSON file")
+    _beam_width_argument(p, eval_lib.DEFAULT_BEAM_WIDTH, "also evaluate")
+    p.set_defaults(func=cmd_evaluate)
+
+    p = sub.add_parser(
+        "demo",
+        help="train on the embedded dates, export, translate, show "
+        "attention, evaluate",
+    )
+    p.add_argument("--out", default="runs/demo", help="run directory")
+    p.add_argument(
+        "--quick", action="store_true",
+        help="tiny smoke run (seconds, poor quality)",
+    )
+    _beam_width_argument(
+        p, eval_lib.DEFAULT_BEAM_WIDTH, "also translate and evaluate with"
+    )
+    add_config_arguments(p, config_lib.DEMO_SETTINGS)
+    p.set_defaults(func=cmd_demo)
+    return parser
+
+
+def main(argv=None):
+    """Runs one command; returns the exit status (2 on bad input)."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return args.func(args)
+    except ValueError as e:
+        # Bad input (data files, run directories, settings) gets a message
+        # and exit status 2, not a traceback; NMT_DEBUG=1 shows the traceback.
+        if os.environ.get("NMT_DEBUG"):
+            raise
+        print(f"{parser.prog} {args.command}: error: {e}", file=sys.stderr)
+        return 2

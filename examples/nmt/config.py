@@ -1,0 +1,287 @@
+"""Settings of the NMT example: the one place their defaults are written.
+
+Four dataclasses, one per stage, saved together in a run's `run.json`:
+`DataConfig` (where the pairs come from, how they are split), `TextConfig`
+(tokenization), `ModelConfig` (the network) and `TrainConfig`
+(optimisation). A field declared with `option(...)` is also a command-line
+flag: `cli.py` builds its argparse groups from these fields (flag name,
+type, choices, help and default), so a default is changed here and
+nowhere else. The demo's settings are `DEMO_SETTINGS`, overrides of these
+defaults.
+
+The vocabulary sizes of `ModelConfig` are not settings: they are `None`
+until `train` has learned the vocabularies, then the sizes learned.
+"""
+
+import dataclasses
+import json
+from typing import Optional
+from typing import Tuple
+from typing import Union
+
+from examples.nmt import dates
+from examples.nmt import distribute
+from examples.nmt import text
+from examples.nmt.data import DATA_FORMATS
+from examples.nmt.readers import DIRECTIONS
+
+MODEL_TYPES = ("luong", "stepwise")
+SCORES = ("dot", "general", "additive")
+CELLS = ("lstm", "gru")
+
+
+def option(default, help, flag=None, choices=None, type=None, **argparse):
+    """A dataclass field that is also a command-line flag.
+
+    Args:
+        default: The default value (the only place it is written).
+        help: The flag's help text.
+        flag: The flag, e.g. `"--data-seed"`. Defaults to the field name
+            with dashes.
+        choices: Optional allowed values.
+        type: Type of one value on the command line. Defaults to the type
+            of `default` (give it when the default is `None`).
+        **argparse: Further `add_argument` keywords (`nargs`, `const`).
+    """
+    metadata = {"help": help, "flag": flag, "choices": choices, "type": type}
+    metadata.update(argparse)
+    return dataclasses.field(default=default, metadata=metadata)
+
+
+def verbosity(value):
+    """Keras `fit` verbosity from the command line: `"auto"`, 0, 1 or 2."""
+    return value if value == "auto" else int(value)
+
+
+@dataclasses.dataclass
+class DataConfig:
+    """Where the sentence pairs come from and how they are split."""
+
+    paths: Tuple[str, ...] = option(
+        ("dates",),
+        "'dates' (embedded, default), 'tfds:NAME', one file (Anki "
+        "'English<TAB>Other[<TAB>attribution]' or 'source<TAB>target' TSV) "
+        "or two line-aligned files SOURCE TARGET; .gz accepted",
+        flag="--data", type=str, nargs="+",
+    )
+    data_format: str = option(
+        "auto", "format of the data", choices=DATA_FORMATS
+    )
+    direction: str = option(
+        "to-english", "direction of an Anki file", choices=DIRECTIONS
+    )
+    num_dates: int = option(dates.NUM_DATES, "pairs of generated dates")
+    seed: int = option(0, "seed of the generated dates", flag="--data-seed")
+    max_words: int = option(40, "drop longer pairs (words)")
+    max_examples: Optional[int] = option(
+        None, "keep at most N pairs", type=int
+    )
+    validation_fraction: float = option(0.05, "share of the validation split")
+    test_fraction: float = option(0.05, "share of the test split")
+
+
+@dataclasses.dataclass
+class TextConfig:
+    """Tokenization settings of both sides."""
+
+    source_vocab_size: int = option(8000, "source WordPiece vocabulary size")
+    target_vocab_size: int = option(8000, "target WordPiece vocabulary size")
+    source_lower_case: bool = True
+    target_lower_case: bool = option(
+        False, "lower-case the target side too (the source always is)",
+        flag="--lower-case-target",
+    )
+    max_tokens: int = option(text.MAX_TOKENS, "longest token sequence")
+    # `[END]` after the source: gives every source at least one token, but
+    # is also a place where a forward encoder can gather the whole
+    # sentence, which attention may use instead of the aligned word.
+    source_end_token: bool = option(True, "append [END] to the sources")
+
+
+@dataclasses.dataclass
+class ModelConfig:
+    """Hyper-parameters of the translation model.
+
+    Attributes:
+        source_vocab_size: Size of the source vocabulary: `None` until the
+            vocabulary is learned (`train` sets it).
+        target_vocab_size: Same, for the target side.
+        model: `"luong"` (sequence mode) or `"stepwise"` (input feeding).
+        score: `"dot"`, `"general"` or `"additive"`.
+        cell: `"lstm"` or `"gru"`.
+        bidirectional: Whether the encoder is bidirectional.
+        embedding_dim: Size of the token embeddings.
+        units: Units of each encoder RNN (per direction).
+        encoder_layers: Number of stacked encoder RNNs.
+        decoder_layers: Number of stacked decoder RNNs.
+        dropout: Dropout rate on embeddings, between layers and on the
+            attentional output.
+        attention_units: Hidden size of the additive score (defaults to the
+            decoder units).
+        bridge: Whether the encoder's final states initialise the decoder.
+            Without the bridge the decoder starts from zeros and can only
+            learn about the source through the attention, which makes the
+            attention follow the word alignment closely.
+    """
+
+    source_vocab_size: Optional[int] = None
+    target_vocab_size: Optional[int] = None
+    model: str = option(
+        "luong",
+        "'luong': sequence-mode decoder, attention after it; 'stepwise': "
+        "AttentionRNN with input feeding",
+        choices=MODEL_TYPES,
+    )
+    score: str = option("general", "attention score", choices=SCORES)
+    cell: str = option("lstm", "RNN cell", choices=CELLS)
+    bidirectional: bool = option(True, "bidirectional encoder")
+    embedding_dim: int = option(64, "token embedding size")
+    units: int = option(128, "units of each encoder RNN (per direction)")
+    encoder_layers: int = option(1, "stacked encoder RNNs")
+    decoder_layers: int = option(1, "stacked decoder RNNs")
+    dropout: float = option(0.1, "dropout rate")
+    attention_units: Optional[int] = option(
+        None, "hidden size of the additive score", type=int
+    )
+    bridge: bool = option(
+        True, "initialise the decoder with the encoder's final states"
+    )
+
+    def __post_init__(self):
+        for name, allowed in (
+            ("model", MODEL_TYPES),
+            ("score", SCORES),
+            ("cell", CELLS),
+        ):
+            value = getattr(self, name)
+            if value not in allowed:
+                raise ValueError(
+                    f"`{name}` must be one of {allowed}. "
+                    f"Received: {name}={value!r}"
+                )
+        for name in (
+            "source_vocab_size",
+            "target_vocab_size",
+            "embedding_dim",
+            "units",
+            "encoder_layers",
+            "decoder_layers",
+        ):
+            value = getattr(self, name)
+            if name.endswith("vocab_size") and value is None:
+                continue
+            if not isinstance(value, int) or value < 1:
+                raise ValueError(
+                    f"`{name}` must be a positive integer. "
+                    f"Received: {name}={value!r}"
+                )
+        if not 0.0 <= self.dropout < 1.0:
+            raise ValueError(
+                f"`dropout` must be in [0, 1). Received: dropout={self.dropout}"
+            )
+
+    @property
+    def decoder_units(self):
+        return self.units * (2 if self.bidirectional else 1)
+
+    def to_json(self):
+        return json.dumps(dataclasses.asdict(self), indent=2)
+
+    @classmethod
+    def from_json(cls, text):
+        return cls(**json.loads(text))
+
+
+@dataclasses.dataclass
+class TrainConfig:
+    """Optimisation settings."""
+
+    epochs: int = option(10, "epochs")
+    batch_size: int = option(64, "sentence pairs per batch")
+    learning_rate: float = option(3e-3, "peak learning rate")
+    warmup_steps: int = option(100, "linear warm-up steps")
+    label_smoothing: float = option(0.0, "label smoothing")
+    patience: int = option(3, "early stopping patience")
+    bucket_boundaries: Tuple[int, ...] = option(
+        (8, 12, 16, 24, 32),
+        "length buckets (none: pad each batch to its longest)",
+        type=int, nargs="*",
+    )
+    mixed_precision: Optional[str] = option(
+        None,
+        "mixed_float16 (the default when given alone) or mixed_bfloat16 "
+        "policy; logits and softmaxes stay float32",
+        type=str, choices=distribute.MIXED_PRECISION, nargs="?",
+        const="float16",
+    )
+    jit_compile: bool = option(False, "XLA-compile the train step")
+    strategy: str = option(
+        "default",
+        "'mirrored': all local GPUs; 'multi-worker': the workers of "
+        "TF_CONFIG (run the same command on each)",
+        choices=distribute.STRATEGIES,
+    )
+    seed: int = option(0, "seed of the weights and the shuffling")
+    steps_per_epoch: Optional[int] = option(
+        None, "steps per epoch (default: one pass)", type=int
+    )
+    verbose: Union[str, int] = option(
+        "auto", "Keras fit verbosity: auto, 0, 1, 2", type=verbosity
+    )
+
+
+# The sections of `run.json` and of the command line, in order.
+SECTIONS = (
+    ("data", DataConfig),
+    ("text", TextConfig),
+    ("model", ModelConfig),
+    ("train", TrainConfig),
+)
+
+# The demo (dates data, 2 CPU cores, about 100 s of training). The decoder
+# starts from zeros (no bridge), so it learns about the source only through
+# the attention: the attention then follows the word alignment.
+DEMO_SETTINGS = {
+    "train": {"epochs": 8, "learning_rate": 5e-3},
+    "model": {"embedding_dim": 32, "units": 64, "bridge": False},
+}
+# `demo --quick`: a smoke run of seconds, poor quality.
+QUICK_DEMO_SETTINGS = {
+    "data": {"num_dates": 600},
+    "train": {"epochs": 1},
+    "model": {"units": 16, "embedding_dim": 8},
+}
+
+
+def replace(configs, settings):
+    """`configs` (a tuple of the four configs) with `settings` applied.
+
+    Args:
+        configs: `(data, text, model, train)` configs.
+        settings: Dict from section name (`"data"`, ...) to a dict of
+            field values, like `DEMO_SETTINGS`.
+    """
+    return tuple(
+        dataclasses.replace(config, **settings.get(name, {}))
+        for (name, _), config in zip(SECTIONS, configs)
+    )
+
+
+def from_dicts(config):
+    """The four configs from the dicts of `run.json` (lists as tuples)."""
+    out = []
+    for name, cls in SECTIONS:
+        values = dict(config[name])
+        for field in dataclasses.fields(cls):
+            if isinstance(values.get(field.name), list):
+                values[field.name] = tuple(values[field.name])
+        out.append(cls(**values))
+    return tuple(out)
+
+
+def to_dicts(configs):
+    """The four configs as the dicts of `run.json`."""
+    return {
+        name: dataclasses.asdict(config)
+        for (name, _), config in zip(SECTIONS, configs)
+    }

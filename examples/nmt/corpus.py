@@ -1,0 +1,174 @@
+"""Sentence pairs as plain Python: the `Corpus`, its words and its splits.
+
+- `Corpus`: the pairs, what was skipped reading them and, for the dates
+  data, the true word alignments.
+- `pretokenize`: the Python mirror of the TensorFlow pre-tokenization of
+  `text.py` (normalisation, optional lower-casing, punctuation split); the
+  alignments are expressed in its words.
+- `filter_corpus`, `subset`, `take`; `split_pairs`: a deterministic
+  train/validation/test split (by a hash of the source sentence, so
+  duplicated sources never straddle two splits).
+"""
+
+import collections
+import dataclasses
+import unicodedata
+import zlib
+
+SPLIT_NAMES = ("train", "validation", "test")
+
+# Characters split off as words of their own: Unicode punctuation (P*) and
+# symbols (S*). The same rule is applied in TensorFlow (`text.py`) with the
+# regular expression `[\p{P}\p{S}]`.
+_PUNCT_CATEGORIES = ("P", "S")
+
+
+@dataclasses.dataclass
+class Corpus:
+    """Sentence pairs and what was skipped while reading them.
+
+    Attributes:
+        pairs: List of `(source, target)` strings.
+        skipped: Number of malformed lines skipped.
+        reasons: `collections.Counter` of skip reasons.
+        alignments: For the dates data, one alignment per pair (see
+            `dates.date_pair`); `None` for real corpora.
+        languages: For the dates data, the source language of each pair.
+        fields: For the dates data, for each pair the field of each target
+            word (`"weekday"`, `"day"`, `"month"`, `"year"` or `None`).
+    """
+
+    pairs: list
+    skipped: int = 0
+    reasons: collections.Counter = dataclasses.field(
+        default_factory=collections.Counter
+    )
+    alignments: list = None
+    languages: list = None
+    fields: list = None
+
+    def __len__(self):
+        return len(self.pairs)
+
+
+def normalize(text, lower_case=True):
+    """NFKC normalisation and optional lower-casing.
+
+    Whitespace is left as it is: `pretokenize` splits on any run of it.
+    """
+    text = unicodedata.normalize("NFKC", text)
+    if lower_case:
+        text = text.lower()
+    return text
+
+
+def _is_punct(char):
+    return unicodedata.category(char)[0] in _PUNCT_CATEGORIES
+
+
+def pretokenize(text, lower_case=True):
+    """Splits a sentence into words as `text.TextProcessor` does.
+
+    Normalises (NFKC), lower-cases if asked, splits punctuation and symbols
+    off as words of their own and splits on whitespace.
+
+    >>> pretokenize("Freitag, 20. Oktober 1933")
+    ['freitag', ',', '20', '.', 'oktober', '1933']
+    """
+    text = normalize(text, lower_case)
+    spaced = "".join(f" {c} " if _is_punct(c) else c for c in text)
+    return spaced.split()
+
+
+# ----------------------------------------------------------------------
+# Filtering and splitting.
+
+
+def filter_corpus(corpus, max_words=None, max_examples=None):
+    """Drops pairs longer than `max_words` words, then keeps at most
+    `max_examples` pairs (the first ones, so the result is deterministic)."""
+    keep = []
+    for i, (source, target) in enumerate(corpus.pairs):
+        if max_words is not None and (
+            len(pretokenize(source)) > max_words
+            or len(pretokenize(target, lower_case=False)) > max_words
+        ):
+            continue
+        keep.append(i)
+    if max_examples is not None:
+        keep = keep[:max_examples]
+    return subset(corpus, keep, corpus.skipped, corpus.reasons)
+
+
+def subset(corpus, indices, skipped=0, reasons=None):
+    """The pairs of `corpus` at `indices`, with their alignments, languages
+    and fields; `skipped` and `reasons` describe the new corpus."""
+    return Corpus(
+        pairs=[corpus.pairs[i] for i in indices],
+        skipped=skipped,
+        reasons=collections.Counter() if reasons is None else reasons,
+        alignments=(
+            None
+            if corpus.alignments is None
+            else [corpus.alignments[i] for i in indices]
+        ),
+        languages=(
+            None
+            if corpus.languages is None
+            else [corpus.languages[i] for i in indices]
+        ),
+        fields=(
+            None
+            if corpus.fields is None
+            else [corpus.fields[i] for i in indices]
+        ),
+    )
+
+
+def take(corpus, count):
+    """The first `count` pairs of `corpus` (all of them if fewer)."""
+    return subset(corpus, range(min(count, len(corpus))))
+
+
+def split_of(source, validation_fraction, test_fraction):
+    """The split (`"train"`, `"validation"`, `"test"`) of a source sentence.
+
+    Decided by a CRC32 hash of the source, so it does not depend on the
+    order of the file, on the sample limit or on the Python hash seed, and
+    repeated sources always land in the same split.
+    """
+    bucket = zlib.crc32(source.encode("utf-8")) % 10000 / 10000.0
+    if bucket < test_fraction:
+        return "test"
+    if bucket < test_fraction + validation_fraction:
+        return "validation"
+    return "train"
+
+
+def split_pairs(corpus, validation_fraction=0.05, test_fraction=0.05):
+    """Deterministic train/validation/test split of a `Corpus`.
+
+    Returns:
+        A dict from split name to `Corpus`.
+    """
+    for name, value in (
+        ("validation_fraction", validation_fraction),
+        ("test_fraction", test_fraction),
+    ):
+        if not 0.0 <= value < 1.0:
+            raise ValueError(
+                f"`{name}` must be in [0, 1). Received: {name}={value}"
+            )
+    if validation_fraction + test_fraction >= 1.0:
+        raise ValueError(
+            "`validation_fraction + test_fraction` must be below 1. Received: "
+            f"validation_fraction={validation_fraction}, "
+            f"test_fraction={test_fraction}"
+        )
+    indices = {name: [] for name in SPLIT_NAMES}
+    for i, (source, _) in enumerate(corpus.pairs):
+        indices[split_of(source, validation_fraction, test_fraction)].append(i)
+    return {
+        name: subset(corpus, idx, corpus.skipped if name == "train" else 0)
+        for name, idx in indices.items()
+    }

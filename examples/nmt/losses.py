@@ -1,0 +1,77 @@
+"""Loss and metric of the NMT example: both ignore the padding targets.
+
+Registered, so that the compiled training model saves to `.keras` and loads
+back with `safe_mode=True` without `custom_objects`.
+"""
+
+import keras
+from keras import ops
+
+
+@keras.saving.register_keras_serializable(package="nmt")
+class MaskedLoss(keras.losses.Loss):
+    """Token cross-entropy averaged over the non-padding targets.
+
+    `loss = sum_t m_t CE_t / sum_t m_t` with `m_t = [y_t != 0]`, the
+    cross-entropy of logits against one-hot labels smoothed by
+    `label_smoothing` (`(1 - e) onehot + e / V`).
+    """
+
+    def __init__(self, label_smoothing=0.0, name="masked_loss", **kwargs):
+        super().__init__(name=name, **kwargs)
+        self.label_smoothing = label_smoothing
+
+    def call(self, y_true, y_pred):
+        y_true = ops.cast(y_true, "int32")
+        logits = ops.cast(y_pred, "float32")
+        mask = ops.cast(ops.not_equal(y_true, 0), "float32")
+        if self.label_smoothing:
+            labels = ops.one_hot(y_true, ops.shape(logits)[-1])
+            per_token = keras.losses.categorical_crossentropy(
+                labels,
+                logits,
+                from_logits=True,
+                label_smoothing=self.label_smoothing,
+            )
+        else:
+            per_token = keras.losses.sparse_categorical_crossentropy(
+                y_true, logits, from_logits=True
+            )
+        token_mean = ops.sum(per_token * mask) / ops.maximum(ops.sum(mask), 1.0)
+        # One value per example, so that the Keras reduction (a mean over
+        # the batch) returns the token mean unchanged.
+        return ops.ones_like(per_token[:, 0]) * token_mean
+
+    def get_config(self):
+        config = super().get_config()
+        config.update({"label_smoothing": self.label_smoothing})
+        return config
+
+
+@keras.saving.register_keras_serializable(package="nmt")
+class MaskedAccuracy(keras.metrics.Metric):
+    """Share of non-padding target tokens predicted exactly (argmax)."""
+
+    def __init__(self, name="masked_accuracy", **kwargs):
+        super().__init__(name=name, **kwargs)
+        self.correct = self.add_variable(
+            shape=(), initializer="zeros", name="correct"
+        )
+        self.count = self.add_variable(
+            shape=(), initializer="zeros", name="count"
+        )
+
+    def update_state(self, y_true, y_pred, sample_weight=None):
+        y_true = ops.cast(y_true, "int32")
+        mask = ops.not_equal(y_true, 0)
+        predicted = ops.cast(ops.argmax(y_pred, axis=-1), "int32")
+        hits = ops.logical_and(mask, ops.equal(predicted, y_true))
+        self.correct.assign_add(ops.sum(ops.cast(hits, "float32")))
+        self.count.assign_add(ops.sum(ops.cast(mask, "float32")))
+
+    def result(self):
+        return self.correct / ops.maximum(self.count, 1.0)
+
+    def reset_state(self):
+        self.correct.assign(0.0)
+        self.count.assign(0.0)
