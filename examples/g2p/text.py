@@ -136,9 +136,12 @@ class SymbolProcessor(tf.Module):
         )
 
 
-def word_processor(max_tokens=MAX_TOKENS):
-    """Source side: characters of a word, `[START]` and `[END]` added."""
-    return SymbolProcessor(LETTERS, "char", max_tokens, name="word_processor")
+def word_processor(max_tokens=MAX_TOKENS, add_start=True):
+    """Source side: characters of a word, `[END]` (and `[START]`) added."""
+    return SymbolProcessor(
+        LETTERS, "char", max_tokens, add_start=add_start,
+        name="word_processor",
+    )
 
 
 def phone_processor(max_tokens=MAX_TOKENS):

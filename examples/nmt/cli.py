@@ -30,16 +30,17 @@ def _dest(section, name):
     return f"{section}.{name}"
 
 
-def add_config_arguments(parser, settings=None):
+def add_config_arguments(parser, settings=None, sections=None):
     """Adds one argument group per config section, from the fields.
 
     Every field declared with `config.option` becomes a flag; booleans get
     `--flag/--no-flag`. `settings` (like `config.DEMO_SETTINGS`) replaces
     defaults. The values land in `args` under `"section.field"`: read them
-    back with `configs_from_args`.
+    back with `configs_from_args`. `sections` defaults to
+    `config.SECTIONS`.
     """
     settings = settings or {}
-    for section, cls in config_lib.SECTIONS:
+    for section, cls in sections or config_lib.SECTIONS:
         group = parser.add_argument_group(section)
         for field in dataclasses.fields(cls):
             meta = dict(field.metadata)
@@ -63,10 +64,11 @@ def add_config_arguments(parser, settings=None):
             group.add_argument(flag, **kwargs)
 
 
-def configs_from_args(args):
-    """The four configs `(data, text, model, train)` of parsed arguments."""
+def configs_from_args(args, sections=None):
+    """The configs (`(data, text, model, train)` by default) of parsed
+    arguments."""
     configs = []
-    for section, cls in config_lib.SECTIONS:
+    for section, cls in sections or config_lib.SECTIONS:
         values = {}
         for field in dataclasses.fields(cls):
             dest = _dest(section, field.name)
@@ -98,7 +100,7 @@ def cmd_export(args):
     return 0
 
 
-def _read_texts(args):
+def read_texts(args):
     # Undecodable bytes (arguments, a file or stdin in another encoding)
     # become U+FFFD instead of stopping the command.
     texts = [
@@ -119,7 +121,7 @@ def cmd_translate(args):
     from examples.nmt import demo
     from examples.nmt import export as export_lib
 
-    texts = _read_texts(args)
+    texts = read_texts(args)
     translate_fn = export_lib.load_saved_model(
         export_lib.resolve_saved_model(args.model),
         beam_width=args.beam_width,
@@ -160,7 +162,7 @@ def cmd_demo(args):
     return 0
 
 
-def _beam_width_argument(parser, default, what):
+def beam_width_argument(parser, default, what):
     parser.add_argument(
         "--beam-width", type=int, default=default,
         help=f"{what} beam search of this width "
@@ -202,7 +204,7 @@ def build_parser():
         help="print the attention as a text grid",
     )
     p.add_argument("--plot", help="save attention heatmaps to this PNG")
-    _beam_width_argument(p, 0, "translate with")
+    beam_width_argument(p, 0, "translate with")
     p.set_defaults(func=cmd_translate)
 
     p = sub.add_parser(
@@ -219,7 +221,7 @@ def build_parser():
     )
     p.add_argument("--max-examples", type=int, default=None)
     p.add_argument("--json", help="also write the metrics to this JSON file")
-    _beam_width_argument(p, eval_lib.DEFAULT_BEAM_WIDTH, "also evaluate")
+    beam_width_argument(p, eval_lib.DEFAULT_BEAM_WIDTH, "also evaluate")
     p.set_defaults(func=cmd_evaluate)
 
     p = sub.add_parser(
@@ -232,7 +234,7 @@ def build_parser():
         "--quick", action="store_true",
         help="tiny smoke run (seconds, poor quality)",
     )
-    _beam_width_argument(
+    beam_width_argument(
         p, eval_lib.DEFAULT_BEAM_WIDTH, "also translate and evaluate with"
     )
     add_config_arguments(p, config_lib.DEMO_SETTINGS)

@@ -253,24 +253,26 @@ QUICK_DEMO_SETTINGS = {
 }
 
 
-def replace(configs, settings):
+def replace(configs, settings, sections=SECTIONS):
     """`configs` (a tuple of the four configs) with `settings` applied.
 
     Args:
         configs: `(data, text, model, train)` configs.
         settings: Dict from section name (`"data"`, ...) to a dict of
             field values, like `DEMO_SETTINGS`.
+        sections: The `(name, dataclass)` sections of `configs`. Defaults
+            to `SECTIONS` (another example, G2P, has its own).
     """
     return tuple(
         dataclasses.replace(config, **settings.get(name, {}))
-        for (name, _), config in zip(SECTIONS, configs)
+        for (name, _), config in zip(sections, configs)
     )
 
 
-def from_dicts(config):
-    """The four configs from the dicts of `run.json` (lists as tuples)."""
+def from_dicts(config, sections=SECTIONS):
+    """The configs from the dicts of `run.json` (lists as tuples)."""
     out = []
-    for name, cls in SECTIONS:
+    for name, cls in sections:
         values = dict(config[name])
         for field in dataclasses.fields(cls):
             if isinstance(values.get(field.name), list):
@@ -279,9 +281,9 @@ def from_dicts(config):
     return tuple(out)
 
 
-def to_dicts(configs):
-    """The four configs as the dicts of `run.json`."""
+def to_dicts(configs, sections=SECTIONS):
+    """The configs as the dicts of `run.json`."""
     return {
         name: dataclasses.asdict(config)
-        for (name, _), config in zip(SECTIONS, configs)
+        for (name, _), config in zip(sections, configs)
     }

@@ -39,15 +39,15 @@ def run_path(run_dir, name):
     return os.path.join(run_dir, name)
 
 
-def save_run_config(run_dir, *configs):
-    """Writes the four configs `(data, text, model, train)` to run.json."""
+def save_run_config(run_dir, *configs, sections=config_lib.SECTIONS):
+    """Writes the configs (`(data, text, model, train)`) to run.json."""
     os.makedirs(run_dir, exist_ok=True)
     with open(run_path(run_dir, RUN_CONFIG), "w") as f:
-        json.dump(config_lib.to_dicts(configs), f, indent=2)
+        json.dump(config_lib.to_dicts(configs, sections), f, indent=2)
 
 
-def load_run_config(run_dir):
-    """The four configs `(data, text, model, train)` of a run.
+def load_run_config(run_dir, sections=config_lib.SECTIONS):
+    """The configs (`(data, text, model, train)` by default) of a run.
 
     Raises:
         ValueError: if the directory has no run.json.
@@ -59,7 +59,7 @@ def load_run_config(run_dir):
             f"run_dir={run_dir!r}"
         )
     with open(path) as f:
-        return config_lib.from_dicts(json.load(f))
+        return config_lib.from_dicts(json.load(f), sections)
 
 
 def make_processors(run_dir, text_config):

@@ -66,6 +66,24 @@ class EpochTimer(keras.callbacks.Callback):
             logs["epoch_seconds"] = time.time() - self._start
 
 
+def start(run_dir, train_config):
+    """What comes before any TensorFlow op of a run: `(strategy, run_dir)`.
+
+    Creates the `tf.distribute` strategy (MultiWorkerMirroredStrategy must
+    exist before any TF op runs), the worker's run directory (workers other
+    than the chief write to their own sub-directory), seeds and sets the
+    mixed-precision policy.
+    """
+    strategy = distribute.get_strategy(train_config.strategy)
+    run_dir = distribute.worker_dir(run_dir, strategy)
+    os.makedirs(run_dir, exist_ok=True)
+    keras.utils.set_random_seed(train_config.seed)
+    policy = distribute.mixed_precision_policy(train_config.mixed_precision)
+    if policy:
+        keras.config.set_dtype_policy(policy)
+    return strategy, run_dir
+
+
 def train(
     run_dir: str,
     data_config: DataConfig,
@@ -79,15 +97,7 @@ def train(
     The vocabulary sizes of `model_config` are set to those of the learned
     vocabularies (any value given is replaced).
     """
-    # First: MultiWorkerMirroredStrategy must exist before any TF op runs.
-    strategy = distribute.get_strategy(train_config.strategy)
-    # Workers other than the chief write to their own sub-directory.
-    run_dir = distribute.worker_dir(run_dir, strategy)
-    os.makedirs(run_dir, exist_ok=True)
-    keras.utils.set_random_seed(train_config.seed)
-    policy = distribute.mixed_precision_policy(train_config.mixed_precision)
-    if policy:
-        keras.config.set_dtype_policy(policy)
+    strategy, run_dir = start(run_dir, train_config)
     splits = pipeline.prepare(run_dir, data_config, text_config, log=log)
     source, target = run_lib.make_processors(run_dir, text_config)
     model_config = dataclasses.replace(
@@ -98,7 +108,41 @@ def train(
     run_lib.save_run_config(
         run_dir, data_config, text_config, model_config, train_config
     )
+    return fit(
+        strategy, run_dir, splits, source, target, model_config,
+        train_config, log=log,
+    )
 
+
+def fit(
+    strategy,
+    run_dir: str,
+    splits: dict,
+    source,
+    target,
+    model_config: ModelConfig,
+    train_config: TrainConfig,
+    log=print,
+):
+    """`model.fit` of a `model.Seq2Seq` on prepared splits, into `run_dir`.
+
+    The part of `train` that any example of ids in, ids out shares (the G2P
+    example calls it with its own processors).
+
+    Args:
+        strategy: The `tf.distribute` strategy of `start`.
+        run_dir: The run directory (of `start`).
+        splits: Dict of `Corpus` splits; `"train"` and `"validation"` used.
+        source: Source processor (`tokenize(strings)` -> ragged ids).
+        target: Target processor.
+        model_config: `ModelConfig` with the vocabulary sizes set.
+        train_config: `TrainConfig`.
+        log: Printing function.
+
+    Returns:
+        `(seq2seq, history dict)`; the run directory holds the checkpoints,
+        the final weights and `history.json`.
+    """
     train_ds = pipeline.make_dataset(
         splits["train"], source, target, train_config.batch_size,
         shuffle=True, bucket_boundaries=train_config.bucket_boundaries,

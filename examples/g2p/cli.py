@@ -1,0 +1,168 @@
+"""Command line of the G2P example: `python -m examples.g2p COMMAND`.
+
+    python -m examples.g2p demo --out runs/g2p-demo      # the whole story
+    python -m examples.g2p train --out runs/g2p
+    python -m examples.g2p train --lexicon ../shared/data/cmudict-g2p/train.tsv
+    python -m examples.g2p export --run runs/g2p
+    python -m examples.g2p translate --model runs/g2p --attention keras
+    python -m examples.g2p evaluate --run runs/g2p       # greedy and beam
+
+Argument parsing only. The flags of `train` and `demo` come from the config
+dataclasses (`config.py`; the model and training ones are the NMT
+example's), through the NMT example's argparse builder.
+"""
+
+import argparse
+import json
+import os
+import sys
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+
+from examples.g2p import config as config_lib  # noqa: E402
+from examples.g2p import evaluate as eval_lib  # noqa: E402
+from examples.nmt import cli as nmt_cli  # noqa: E402
+
+TRAIN_SETTINGS = config_lib.G2P_SETTINGS
+DEMO_SETTINGS = config_lib.merge(
+    config_lib.G2P_SETTINGS, config_lib.DEMO_SETTINGS
+)
+
+
+def _configs(args):
+    return nmt_cli.configs_from_args(args, config_lib.SECTIONS)
+
+
+def cmd_train(args):
+    from examples.g2p import train as train_lib
+
+    train_lib.train(args.out, *_configs(args))
+    return 0
+
+
+def cmd_export(args):
+    from examples.g2p import train as train_lib
+
+    print(f"exported SavedModel -> {train_lib.export_run(args.run, args.out)}")
+    return 0
+
+
+def cmd_translate(args):
+    from examples.nmt import demo as nmt_demo
+    from examples.nmt import export as nmt_export
+    from examples.nmt.evaluate import translate_all
+
+    words = nmt_cli.read_texts(args)
+    translate_fn = nmt_export.load_saved_model(
+        nmt_export.resolve_saved_model(args.model),
+        beam_width=args.beam_width,
+    )
+    for word, r in zip(words, translate_all(translate_fn, words)):
+        print(f"{word}\t{r['translation']}")
+        if args.attention:
+            print(nmt_demo.text_grid(r))
+            print()
+    return 0
+
+
+def cmd_evaluate(args):
+    metrics = eval_lib.evaluate_run(
+        args.run, args.split, args.saved_model, args.max_words,
+        args.beam_width,
+    )
+    print(f"{args.split} split of {args.run}:")
+    print(eval_lib.format_metrics(metrics))
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(eval_lib.strip_results(metrics), f, indent=2)
+    return 0
+
+
+def cmd_demo(args):
+    from examples.g2p import demo
+
+    configs = _configs(args)
+    if args.quick:
+        from examples.nmt import config as nmt_config
+
+        configs = nmt_config.replace(
+            configs, config_lib.QUICK_DEMO_SETTINGS, config_lib.SECTIONS
+        )
+    demo.run_demo(args.out, configs, beam_width=args.beam_width)
+    return 0
+
+
+def build_parser():
+    """The argparse parser of every command."""
+    parser = argparse.ArgumentParser(
+        prog="python -m examples.g2p",
+        description="Grapheme-to-phoneme conversion with attention: train, "
+        "export, pronounce, evaluate.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("train", help="train a model into a run directory")
+    p.add_argument("--out", default="runs/g2p", help="run directory")
+    nmt_cli.add_config_arguments(p, TRAIN_SETTINGS, config_lib.SECTIONS)
+    p.set_defaults(func=cmd_train)
+
+    p = sub.add_parser("export", help="export a trained run as a SavedModel")
+    p.add_argument("--run", required=True, help="run directory of `train`")
+    p.add_argument(
+        "--out", default=None, help="SavedModel directory (default RUN/export)"
+    )
+    p.set_defaults(func=cmd_export)
+
+    p = sub.add_parser("translate", help="pronounce words (exported model)")
+    p.add_argument(
+        "--model", required=True, help="SavedModel directory or run directory"
+    )
+    p.add_argument("text", nargs="*", help="words (default: --file/stdin)")
+    p.add_argument("--file", help="file with one word a line")
+    p.add_argument(
+        "--attention", action="store_true",
+        help="print the attention as a text grid",
+    )
+    nmt_cli.beam_width_argument(p, 0, "pronounce with")
+    p.set_defaults(func=cmd_translate)
+
+    p = sub.add_parser("evaluate", help="WER and PER on a split")
+    p.add_argument("--run", required=True, help="run directory of `train`")
+    p.add_argument(
+        "--split", default="test", choices=["train", "validation", "test"]
+    )
+    p.add_argument("--saved-model", default=None)
+    p.add_argument("--max-words", type=int, default=None)
+    p.add_argument("--json", help="also write the metrics to this JSON file")
+    nmt_cli.beam_width_argument(
+        p, eval_lib.DEFAULT_BEAM_WIDTH, "also evaluate"
+    )
+    p.set_defaults(func=cmd_evaluate)
+
+    p = sub.add_parser(
+        "demo", help="train on CMUdict, export, pronounce, show, evaluate"
+    )
+    p.add_argument("--out", default="runs/g2p-demo", help="run directory")
+    p.add_argument(
+        "--quick", action="store_true", help="tiny smoke run (seconds)"
+    )
+    nmt_cli.beam_width_argument(
+        p, eval_lib.DEFAULT_BEAM_WIDTH, "also evaluate with"
+    )
+    nmt_cli.add_config_arguments(p, DEMO_SETTINGS, config_lib.SECTIONS)
+    p.set_defaults(func=cmd_demo)
+    return parser
+
+
+def main(argv=None):
+    """Runs one command; returns the exit status (2 on bad input)."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return args.func(args)
+    except ValueError as e:
+        if os.environ.get("G2P_DEBUG"):
+            raise
+        print(f"{parser.prog} {args.command}: error: {e}", file=sys.stderr)
+        return 2

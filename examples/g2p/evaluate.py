@@ -1,0 +1,106 @@
+"""Evaluation of a G2P model: word and phone error rates, monotonicity.
+
+`evaluate` pronounces every word of a lexicon split with a `translate_fn`
+(an exported SavedModel's signature, see `examples.nmt.export`) and scores
+the first pronunciation against all references of the word (`metrics.py`).
+It also reports how monotonic the attention is: the share of phones whose
+most attended letter is not left of the previous phone's (a G2P alignment
+is nearly monotonic, so a good model's attention is near-diagonal).
+"""
+
+import os
+import time
+
+import numpy as np
+
+from examples.g2p import metrics as metrics_lib
+from examples.g2p import train as train_lib
+from examples.nmt import export as nmt_export
+from examples.nmt import run as run_lib
+from examples.nmt.evaluate import translate_all
+
+DEFAULT_BEAM_WIDTH = 4
+
+
+def monotonic_rate(results):
+    """Share of target steps after the first whose argmax letter does not
+    move left. `None` for results without two steps."""
+    moves = kept = 0
+    for r in results:
+        # The last source token is [END]: letters only.
+        attention = np.asarray(r["attention"])[:, :-1]
+        if attention.shape[0] < 2 or attention.shape[1] == 0:
+            continue
+        peaks = attention.argmax(axis=1)
+        moves += len(peaks) - 1
+        kept += int(np.sum(np.diff(peaks) >= 0))
+    return kept / moves if moves else None
+
+
+def evaluate(translate_fn, lexicon, batch_size=256):
+    """WER, PER (percent) and the monotonic rate of a lexicon split.
+
+    Returns:
+        The dict of `metrics.g2p_scores`, plus `monotonic_rate`,
+        `decode_seconds` and `results` (the outputs of `translate_all`, one
+        per word, in `lexicon.entries` order).
+    """
+    words = list(lexicon.entries)
+    start = time.perf_counter()
+    results = translate_all(translate_fn, words, batch_size)
+    seconds = time.perf_counter() - start
+    hypotheses = [r["translation"].split() for r in results]
+    scores = metrics_lib.g2p_scores(
+        hypotheses, [lexicon.entries[w] for w in words]
+    )
+    scores["monotonic_rate"] = monotonic_rate(results)
+    scores["decode_seconds"] = seconds
+    scores["results"] = results
+    return scores
+
+
+def evaluate_run(
+    run_dir, split="test", saved_model=None, max_words=None,
+    beam_width=DEFAULT_BEAM_WIDTH,
+):
+    """Scores a run's SavedModel (exported if missing) on one split.
+
+    Returns:
+        `{"greedy": metrics}`, plus `"beam"` when `beam_width` is positive.
+    """
+    _, _, _, configs = train_lib.load_trained(run_dir)
+    lexicon = train_lib.load_splits(configs[0])[split]
+    if max_words is not None:
+        lexicon.entries = dict(list(lexicon.entries.items())[:max_words])
+    path = saved_model or run_lib.run_path(run_dir, run_lib.EXPORT)
+    if not os.path.exists(os.path.join(path, "saved_model.pb")):
+        path = train_lib.export_run(run_dir, path)
+    out = {"greedy": evaluate(nmt_export.load_saved_model(path), lexicon)}
+    if beam_width:
+        out["beam"] = evaluate(
+            nmt_export.load_saved_model(path, beam_width=beam_width), lexicon
+        )
+        out["beam"]["beam_width"] = beam_width
+    return out
+
+
+def format_metrics(metrics):
+    """A small table of the greedy (and beam) figures."""
+    lines = []
+    for name, m in metrics.items():
+        rate = m["monotonic_rate"]
+        lines.append(
+            f"{name:<7} words {m['words']:>6}  WER {m['wer']:6.2f} %  "
+            f"PER {m['per']:5.2f} %  monotonic attention "
+            + ("n/a" if rate is None else f"{100 * rate:5.1f} %")
+            + f"  ({m['decode_seconds']:.1f} s)"
+        )
+    return "\n".join(lines)
+
+
+def strip_results(metrics):
+    """The metrics without the per-word results (for JSON)."""
+    return {
+        name: {k: v for k, v in m.items() if k != "results"}
+        for name, m in metrics.items()
+    }

@@ -1,0 +1,116 @@
+"""Training, loading and export of a G2P run.
+
+The run directory has the NMT example's layout (`examples/nmt/run.py`):
+`run.json` (the three sections of `config.SECTIONS`), checkpoints, backup,
+logs, `model.weights.h5`, `history.json`, `export/`. There are no vocabulary
+files: the letters and the phones are fixed (`text.py`). The fitting itself
+is `examples.nmt.train.fit`, and the SavedModel is
+`examples.nmt.export.TranslatorModule` with the G2P processors: a word in,
+its phones and the attention out.
+"""
+
+import dataclasses
+import zlib
+
+from examples.g2p import config as config_lib
+from examples.g2p import data as data_lib
+from examples.g2p import text as text_lib
+from examples.nmt import export as nmt_export
+from examples.nmt import model as model_lib
+from examples.nmt import run as run_lib
+from examples.nmt import train as nmt_train
+from examples.nmt.corpus import Corpus
+
+
+def load_lexicon(data_config):
+    """The configured lexicon, cut to `max_words` words (by word hash)."""
+    if data_config.lexicon == "cmudict":
+        lexicon = data_lib.load_cmudict()
+    else:
+        lexicon = data_lib.read_lexicon(data_config.lexicon)
+    if data_config.max_words is not None:
+        keep = sorted(
+            lexicon.entries, key=lambda w: zlib.crc32(w.encode("utf-8"))
+        )[: data_config.max_words]
+        lexicon = data_lib.Lexicon(
+            {w: lexicon.entries[w] for w in sorted(keep)},
+            lexicon.skipped,
+            lexicon.reasons,
+        )
+    if not len(lexicon):
+        raise ValueError(
+            f"No usable words in lexicon={data_config.lexicon!r}: "
+            f"{lexicon.skipped} entries skipped ({dict(lexicon.reasons)})"
+        )
+    return lexicon
+
+
+def load_splits(data_config):
+    """`{split name: Lexicon}` of the configured data."""
+    return data_lib.split_lexicon(
+        load_lexicon(data_config),
+        data_config.validation_fraction,
+        data_config.test_fraction,
+    )
+
+
+def as_corpus(lexicon):
+    """One `(word, "PH ON ES")` pair per pronunciation, for the pipeline."""
+    return Corpus(pairs=[(w, " ".join(p)) for w, p in lexicon.pairs()])
+
+
+def make_processors():
+    """`(source, target)`: a word's letters, `[END]` added; the phones."""
+    return (
+        text_lib.word_processor(add_start=False),
+        text_lib.phone_processor(),
+    )
+
+
+def train(run_dir, data_config, model_config, train_config, log=print):
+    """Trains a G2P model into `run_dir`; returns `(seq2seq, history)`."""
+    strategy, run_dir = nmt_train.start(run_dir, train_config)
+    splits = load_splits(data_config)
+    log(
+        "data: "
+        + ", ".join(f"{n} {len(s)} words" for n, s in splits.items())
+        + f" ({splits['train'].skipped} entries skipped)"
+    )
+    source, target = make_processors()
+    model_config = dataclasses.replace(
+        model_config,
+        source_vocab_size=source.vocab_size,
+        target_vocab_size=target.vocab_size,
+    )
+    run_lib.save_run_config(
+        run_dir, data_config, model_config, train_config,
+        sections=config_lib.SECTIONS,
+    )
+    corpora = {name: as_corpus(lex) for name, lex in splits.items()}
+    return nmt_train.fit(
+        strategy, run_dir, corpora, source, target, model_config,
+        train_config, log=log,
+    )
+
+
+def load_trained(run_dir, weights=None):
+    """`(seq2seq, source, target, configs)` of a trained G2P run."""
+    configs = run_lib.load_run_config(run_dir, config_lib.SECTIONS)
+    seq2seq = model_lib.build_model(configs[1])
+    seq2seq.training_model.load_weights(
+        weights or run_lib.run_path(run_dir, run_lib.WEIGHTS)
+    )
+    source, target = make_processors()
+    return seq2seq, source, target, configs
+
+
+def export_run(run_dir, out=None):
+    """Exports a trained run as a SavedModel (signatures `serving_default`,
+    `greedy`, `beam`: words in; phones, tokens, attention out)."""
+    seq2seq, source, target, _ = load_trained(run_dir)
+    module = nmt_export.TranslatorModule(
+        seq2seq, source, target, max_output_tokens=text_lib.MAX_TOKENS
+    )
+    return nmt_export.export_saved_model(
+        module, out or run_lib.run_path(run_dir, run_lib.EXPORT)
+    )
