@@ -562,7 +562,7 @@ def test_bad_arguments_raise_value_error():
     with pytest.raises(ValueError, match="length_penalty"):
         beam_search_decode(model.step, START, state, END, 5, length_penalty=-1)
     with pytest.raises(ValueError, match="max_length"):
-        greedy_decode(model.step, START, state, END, max_length=0)
+        greedy_decode(model.step, START, state, END, max_length=-1)
     with pytest.raises(ValueError, match="max_length"):
         greedy_decode(model.step, START, state, END, max_length=2.5)
     with pytest.raises(ValueError, match=r"max_length.shape=\(2, 1\)"):
