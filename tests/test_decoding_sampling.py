@@ -15,6 +15,7 @@ from keras_attention.decoding import filter_logits
 from keras_attention.decoding import greedy_decode
 from keras_attention.decoding import replace_unknown
 from keras_attention.decoding import sample_decode
+from keras_attention.decoding import unknown_source_positions
 from tests.test_decoding import END
 from tests.test_decoding import START
 from tests.test_decoding import ToyModel
@@ -288,4 +289,12 @@ def test_replace_unknown_against_numpy_and_bad_shapes():
     np.testing.assert_array_equal(np_(got), expected)
     with pytest.raises(ValueError, match=r"attention.shape=\(4, 7\)"):
         replace_unknown(target, attention[..., 0], source, UNK)
+    with pytest.raises(ValueError, match=r"source_tokens.shape=\(4,\)"):
+        replace_unknown(target, attention, source[:, 0], UNK)
+    positions = unknown_source_positions(ops.convert_to_tensor(target),
+                                         ops.convert_to_tensor(attention),
+                                         UNK)
+    np.testing.assert_array_equal(
+        np_(positions), np.where(target == UNK, attention.argmax(-1), -1)
+    )
 

@@ -20,8 +20,9 @@ The decoders return a dict:
 - `lengths`: int32 `(batch_size,)`, the number of tokens of each hypothesis,
   end token included (when it was produced).
 - `scores`: float32 `(batch_size,)`, the score the decoder ranked by: the
-  sum of the log-probabilities for greedy decoding, that sum divided by the
-  GNMT length penalty for beam search.
+  sum of the log-probabilities for greedy and sampling decoding, that sum
+  divided by the GNMT length penalty (plus the coverage penalty, when set)
+  for beam search.
 - `log_probs`: float32 `(batch_size,)`, the sum of the log-probabilities of
   the hypothesis' tokens.
 - `attention`: float32 `(batch_size, L, S)`, the attention weights the step
@@ -32,9 +33,14 @@ The decoders return a dict:
 at most `max_length`. (On JAX under `jit`, where shapes must be static, the
 outputs keep `L = max_length`.)
 
+The decoders are one loop core (`core.run_loop`) and a token-choosing
+function each; see docs/decoding.md.
+
 Reference:
     - [Wu et al., 2016](https://arxiv.org/abs/1609.08144) (GNMT, length
-      penalty)
+      and coverage penalties)
+    - [Holtzman et al., 2019](https://arxiv.org/abs/1904.09751) (nucleus
+      sampling)
 """
 
 from keras_attention.decoding.beam import beam_search_decode
@@ -50,6 +56,7 @@ from keras_attention.decoding.sampling import sample_decode
 from keras_attention.decoding.state import gather_state
 from keras_attention.decoding.state import tile_state
 from keras_attention.decoding.unknown import replace_unknown
+from keras_attention.decoding.unknown import unknown_source_positions
 
 __all__ = [
     "NEG_INF",
@@ -65,4 +72,5 @@ __all__ = [
     "replace_unknown",
     "sample_decode",
     "tile_state",
+    "unknown_source_positions",
 ]
