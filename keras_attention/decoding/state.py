@@ -16,7 +16,7 @@ from keras import ops
 from keras_attention.checks import check_positive_int
 
 
-def tile_state(state, multiplier):
+def tile_state(state, multiplier: int):
     """Repeats every tensor of a nested state `multiplier` times on axis 0.
 
     Entry `b` of the batch becomes entries `b * multiplier` to
