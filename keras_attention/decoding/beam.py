@@ -341,8 +341,8 @@ def beam_search_nbest(
         step_fn, start_tokens, initial_state, end_token, max_length,
         beam_width=beam_width, **options,
     )
-    if beam_width is n_best:
-        return beams
+    if not isinstance(beam_width, int) or beam_width == n_best:
+        return beams  # every beam (a tensor `n_best` is the beam width)
     return {
         key: None if value is None else value[:, :n_best]
         for key, value in beams.items()
