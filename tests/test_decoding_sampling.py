@@ -87,6 +87,24 @@ def test_filter_logits_against_numpy():
         assert set(np.flatnonzero(kept)) == nucleus
 
 
+@pytest.mark.parametrize("scale", [0.2, 3.0])
+def test_top_p_alone_on_a_large_vocabulary_against_numpy(scale):
+    # Scale 3: the nucleus lies among the 64 most probable tokens, which
+    # are the only ones sorted; scale 0.2: a flat distribution, whose
+    # nucleus needs the sort of the whole vocabulary.
+    rng = np.random.default_rng(1)
+    logits = (scale * rng.normal(size=(5, 500))).astype("float32")
+    got = np_(filter_logits(ops.convert_to_tensor(logits), top_p=0.8))
+    for row, kept in zip(logits, got > -1e8):
+        order = np.argsort(-row)
+        probs = np.exp(row[order] - row.max())
+        probs /= probs.sum()
+        before = np.cumsum(probs) - probs
+        assert set(np.flatnonzero(kept)) == set(order[before < 0.8])
+    nucleus_size = (got > -1e8).sum(-1).max()
+    assert nucleus_size > 64 if scale < 1 else nucleus_size < 64
+
+
 def rescore(model, b, tokens):
     """The log-probabilities of every step of `tokens` under `model`."""
     state, token, rows = model.np_initial_state(b), START, []

@@ -13,6 +13,21 @@ from keras_attention.decoding.greedy import row_extras
 from keras_attention.decoding.greedy import row_result
 
 
+# Top-p alone first looks for the nucleus among this many most probable
+# tokens, and sorts the whole vocabulary only where it is not there.
+NUCLEUS_CANDIDATES = 64
+
+
+def _nucleus_cutoff(descending, top_p):
+    """The smallest probability of the nucleus, from sorted probabilities
+    (a prefix of them that holds the nucleus is enough)."""
+    before = ops.cumsum(descending, axis=-1) - descending
+    # The first token always belongs to the nucleus.
+    return ops.min(
+        ops.where(before < top_p, descending, 2.0), axis=-1, keepdims=True
+    )
+
+
 def filter_logits(logits, temperature=1.0, top_k=None, top_p=None):
     """The logits sampling draws from: tempered, then top-k, then top-p.
 
@@ -31,23 +46,45 @@ def filter_logits(logits, temperature=1.0, top_k=None, top_p=None):
         float32 `(num_rows, vocab_size)`.
     """
     logits = ops.cast(logits, "float32") / temperature
+    vocab_size = logits.shape[-1]
+    top = None
     if top_k is not None:
-        vocab_size = logits.shape[-1]
         if vocab_size is not None:
             top_k = min(top_k, vocab_size)
-        kth = ops.top_k(logits, top_k, sorted=True)[0][:, -1:]
-        logits = ops.where(logits >= kth, logits, core.NEG_INF)
-    if top_p is not None and top_p < 1.0:
-        probs = ops.softmax(logits, axis=-1)
-        descending = ops.flip(ops.sort(probs, axis=-1), axis=-1)
-        before = ops.cumsum(descending, axis=-1) - descending
-        # The smallest probability of the nucleus; the first token always
-        # belongs to it.
-        cutoff = ops.min(
-            ops.where(before < top_p, descending, 2.0), axis=-1, keepdims=True
-        )
-        logits = ops.where(probs >= cutoff, logits, core.NEG_INF)
-    return logits
+        top = ops.top_k(logits, top_k, sorted=True)[0]
+        logits = ops.where(logits >= top[:, -1:], logits, core.NEG_INF)
+    if top_p is None or top_p >= 1.0:
+        return logits
+    # One formula everywhere, so that the nucleus' smallest probability
+    # compares equal to itself.
+    log_total = ops.logsumexp(logits, axis=-1, keepdims=True)
+    probs = ops.exp(logits - log_total)
+    if top is not None:
+        # The top-k hold all the probability now: only they are sorted.
+        cutoff = _nucleus_cutoff(ops.exp(top - log_total), top_p)
+    else:
+
+        def full_sort():
+            descending = ops.flip(ops.sort(probs, axis=-1), axis=-1)
+            return _nucleus_cutoff(descending, top_p)
+
+        if vocab_size is None or vocab_size <= NUCLEUS_CANDIDATES:
+            cutoff = full_sort()
+        else:
+            candidates = ops.exp(
+                ops.top_k(logits, NUCLEUS_CANDIDATES, sorted=True)[0]
+                - log_total
+            )
+            # The nucleus lies among the candidates where they hold `top_p`.
+            cutoff = ops.cond(
+                ops.all(ops.sum(candidates, axis=-1) >= top_p),
+                lambda: _nucleus_cutoff(candidates, top_p),
+                full_sort,
+            )
+    # (A relative 1e-6 of slack: a compiler may round exp differently in
+    # two places.)
+    keep = probs >= cutoff * (1.0 - 1e-6)
+    return ops.where(keep, logits, core.NEG_INF)
 
 
 def _draw(logits, uniform):
