@@ -16,7 +16,9 @@ from keras_attention.attentional_output import AttentionalOutput
 from keras_attention.base_attention import BaseAttention
 from keras_attention.callbacks import AttentionPlotCallback
 from keras_attention.decoding import beam_search_decode
+from keras_attention.decoding import beam_search_nbest
 from keras_attention.decoding import greedy_decode
+from keras_attention.decoding import sample_decode
 from keras_attention.dot_attention import DotAttention
 from keras_attention.multiplicative_attention import MultiplicativeAttention
 from keras_attention.version import __version__

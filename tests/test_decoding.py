@@ -97,52 +97,82 @@ class ToyModel:
         return np_log_softmax(logits), (b, history), attention
 
 
-def np_beam_search(model, b, start, end, limit, beam_width, alpha, pad):
-    """Plain-Python beam search over one sentence (the reference)."""
+def np_coverage_penalty(attentions, beta):
+    """GNMT's cp from a hypothesis' attention rows (exact zeros: covered)."""
+    coverage = np.sum(attentions, axis=0)
+    coverage = np.where(coverage == 0.0, 1.0, coverage)
+    return beta * np.sum(np.log(np.minimum(coverage, 1.0)))
+
+
+def np_beam_search(
+    model, b, start, end, limit, beam_width, alpha, pad, beta=0.0,
+    convention="default",
+):
+    """Plain-Python beam search over one sentence (the reference).
+
+    Ranks by `log P / lp(n) + cp`; `"default"`: `n` counts the end token,
+    `cp` is added to complete hypotheses (ended now or before, or at the
+    limit); `"tfa"`: the end token counts from the step after it, `cp` is
+    added to hypotheses finished before this step.
+    """
 
     def lp(n):
         return ((5.0 + n) / 6.0) ** alpha
 
-    # hypothesis: (tokens, log_prob, state, finished, attentions)
-    beams = [([], 0.0, model.np_initial_state(b), False, [])]
+    # hypothesis: (tokens, log_prob, state, finished, attentions, score)
+    beams = [([], 0.0, model.np_initial_state(b), False, [], 0.0)]
     last = [start]
     while True:
         candidates = []
-        for i, (toks, logp, state, done, attn) in enumerate(beams):
+        for i, (toks, logp, state, done, attn, _) in enumerate(beams):
             if done:
                 zero = np.zeros(model.source_length)
+                n = toks.index(end) + 1 if end in toks else len(toks)
+                score = logp / lp(n)
+                if beta:
+                    score += np_coverage_penalty(attn, beta)
                 candidates.append(
-                    ((i, pad), toks + [pad], logp, state, True, attn + [zero])
+                    (
+                        (i, pad),
+                        toks + [pad],
+                        logp,
+                        state,
+                        True,
+                        attn + [zero],
+                        score,
+                    )
                 )
                 continue
             log_probs, new_state, weights = model.np_step(last[i], state)
             for v in range(model.vocab_size):
                 n = len(toks) + 1
+                complete = v == end or n >= limit
+                score_n = n - 1 if convention == "tfa" and v == end else n
+                score = (logp + log_probs[v]) / lp(score_n)
+                if beta and convention == "default" and complete:
+                    score += np_coverage_penalty(attn + [weights], beta)
                 candidates.append(
                     (
                         (i, v),
                         toks + [v],
                         logp + log_probs[v],
                         new_state,
-                        v == end or n >= limit,
+                        complete,
                         attn + [weights],
+                        score,
                     )
                 )
 
-        def length(c):
-            toks = c[1]
-            return toks.index(end) + 1 if end in toks else len(toks)
-
-        candidates.sort(key=lambda c: (-c[2] / lp(length(c)), c[0]))
+        candidates.sort(key=lambda c: (-c[6], c[0]))
         chosen = candidates[:beam_width]
         beams = [c[1:] for c in chosen]
         last = [c[1][-1] for c in chosen]
         if all(c[4] for c in chosen):
             break
     results = []
-    for toks, logp, _, _, attn in beams:
+    for toks, logp, _, _, attn, score in beams:
         n = toks.index(end) + 1 if end in toks else len(toks)
-        results.append((toks, n, logp, logp / lp(n), np.stack(attn)))
+        results.append((toks, n, logp, score, np.stack(attn)))
     return results
 
 
@@ -562,7 +592,7 @@ def test_bad_arguments_raise_value_error():
     with pytest.raises(ValueError, match="length_penalty"):
         beam_search_decode(model.step, START, state, END, 5, length_penalty=-1)
     with pytest.raises(ValueError, match="max_length"):
-        greedy_decode(model.step, START, state, END, max_length=0)
+        greedy_decode(model.step, START, state, END, max_length=-1)
     with pytest.raises(ValueError, match="max_length"):
         greedy_decode(model.step, START, state, END, max_length=2.5)
     with pytest.raises(ValueError, match=r"max_length.shape=\(2, 1\)"):

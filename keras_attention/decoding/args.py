@@ -1,0 +1,258 @@
+"""Argument checks of the decoders, and the checked step function.
+
+Each check raises a `ValueError` that names the argument, the expected and
+the received value.
+"""
+
+import numbers
+
+import keras
+from keras import ops
+
+from keras_attention.checks import check_positive_int
+from keras_attention.checks import shape_str
+
+
+def _is_int_dtype(tensor):
+    return "int" in keras.backend.standardize_dtype(tensor.dtype)
+
+
+def check_start_tokens(start_tokens, initial_state):
+    """`start_tokens` as int32 `(batch_size,)`; a scalar is broadcast."""
+    tokens = ops.convert_to_tensor(start_tokens)
+    if not _is_int_dtype(tokens):
+        raise ValueError(
+            "`start_tokens` must be integer token ids. Received: "
+            "start_tokens.dtype="
+            f"{keras.backend.standardize_dtype(tokens.dtype)}"
+        )
+    tokens = ops.cast(tokens, "int32")
+    if len(tokens.shape) == 1:
+        return tokens
+    if len(tokens.shape) != 0:
+        raise ValueError(
+            "`start_tokens` must be a scalar or have shape (batch_size,). "
+            f"Received: start_tokens.shape={shape_str(tokens.shape)}"
+        )
+    leaves = keras.tree.flatten(initial_state)
+    if not leaves:
+        raise ValueError(
+            "A scalar `start_tokens` needs a non-empty `initial_state` to "
+            "read the batch size from. Received: initial_state="
+            f"{initial_state!r}"
+        )
+    return ops.broadcast_to(tokens, (ops.shape(leaves[0])[0],))
+
+
+def check_state(state, tokens):
+    batch = tokens.shape[0]
+    for path, leaf in keras.tree.flatten_with_path(state):
+        shape = tuple(leaf.shape)
+        if len(shape) == 0:
+            raise ValueError(
+                "Every tensor of `initial_state` must have a leading batch "
+                f"dimension. Received: initial_state{list(path)}.shape=()"
+            )
+        if batch is not None and shape[0] is not None and shape[0] != batch:
+            raise ValueError(
+                "Every tensor of `initial_state` must have the batch size "
+                f"of `start_tokens`, ({batch}, ...). Received: "
+                f"initial_state{list(path)}.shape={shape_str(shape)}"
+            )
+
+
+def check_token_id(name, value):
+    """A Python int, or an int32 scalar tensor."""
+    if value is None:
+        return None
+    if isinstance(value, numbers.Integral) and not isinstance(value, bool):
+        return int(value)
+    tensor = ops.convert_to_tensor(value)
+    if len(tensor.shape) != 0 or not _is_int_dtype(tensor):
+        raise ValueError(
+            f"`{name}` must be an integer token id. Received: {name}={value!r}"
+        )
+    return ops.cast(tensor, "int32")
+
+
+def check_beam_width(beam_width):
+    """A Python int (checked), or an int32 scalar tensor at least 1."""
+    if isinstance(beam_width, (numbers.Integral, float)):
+        return check_positive_int("beam_width", beam_width)
+    width = ops.convert_to_tensor(beam_width)
+    if not _is_int_dtype(width) or len(width.shape) != 0:
+        raise ValueError(
+            "`beam_width` must be a positive integer or a scalar integer "
+            "tensor. Received: beam_width.dtype="
+            f"{keras.backend.standardize_dtype(width.dtype)}, "
+            f"beam_width.shape={shape_str(width.shape)}"
+        )
+    return ops.maximum(ops.cast(width, "int32"), 1)
+
+
+def length_limits(max_length):
+    """Returns `(bound, limits)`: the number of steps at most, and `None` or
+    the int32 `(batch_size,)` per-sentence limits.
+
+    `0` is a valid limit, in a Python int as in a tensor: an empty output.
+    A negative Python int raises; negative tensor entries count as `0`
+    (a graph cannot raise on a value).
+    """
+    expected = "a non-negative integer or an integer tensor"
+    if isinstance(max_length, numbers.Integral) and not isinstance(
+        max_length, bool
+    ):
+        if max_length < 0:
+            raise ValueError(
+                f"`max_length` must be {expected}. "
+                f"Received: max_length={max_length!r}"
+            )
+        return int(max_length), None
+    if isinstance(max_length, (bool, float)):
+        raise ValueError(
+            f"`max_length` must be {expected}. "
+            f"Received: max_length={max_length!r}"
+        )
+    limits = ops.convert_to_tensor(max_length)
+    if not _is_int_dtype(limits):
+        raise ValueError(
+            f"`max_length` must be {expected}. Received: max_length.dtype="
+            f"{keras.backend.standardize_dtype(limits.dtype)}"
+        )
+    limits = ops.maximum(ops.cast(limits, "int32"), 0)
+    if len(limits.shape) == 0:
+        return limits, None
+    if len(limits.shape) == 1:
+        return ops.max(limits), limits
+    raise ValueError(
+        "`max_length` must be a scalar or have shape (batch_size,). "
+        f"Received: max_length.shape={shape_str(limits.shape)}"
+    )
+
+
+def check_prefix(prefix, prefix_lengths, tokens):
+    """`None`, or `(prefix, prefix_lengths)` as int32 tensors."""
+    if prefix is None:
+        if prefix_lengths is not None:
+            raise ValueError(
+                "`prefix_lengths` needs a `prefix`. Received: prefix=None, "
+                f"prefix_lengths={prefix_lengths!r}"
+            )
+        return None
+    prefix = ops.convert_to_tensor(prefix)
+    batch = tokens.shape[0]
+    if (
+        not _is_int_dtype(prefix)
+        or len(prefix.shape) != 2
+        or (batch is not None and prefix.shape[0] not in (None, batch))
+    ):
+        raise ValueError(
+            "`prefix` must be integer token ids of shape (batch_size, P). "
+            f"Received: prefix.shape={shape_str(prefix.shape)}, "
+            f"prefix.dtype={keras.backend.standardize_dtype(prefix.dtype)}"
+        )
+    if prefix.shape[1] == 0:
+        return None
+    prefix = ops.cast(prefix, "int32")
+    if prefix_lengths is None:
+        prefix_lengths = ops.full(
+            (ops.shape(prefix)[0],), ops.shape(prefix)[1], dtype="int32"
+        )
+    prefix_lengths = ops.convert_to_tensor(prefix_lengths)
+    if not _is_int_dtype(prefix_lengths) or len(prefix_lengths.shape) != 1:
+        raise ValueError(
+            "`prefix_lengths` must be integers of shape (batch_size,). "
+            f"Received: prefix_lengths.shape="
+            f"{shape_str(prefix_lengths.shape)}"
+        )
+    return prefix, ops.cast(prefix_lengths, "int32")
+
+
+def checked_step(step_fn, from_logits, token_ids):
+    """Wraps `step_fn`: validates its outputs, casts to float32.
+
+    `token_ids` maps argument names to the token ids (`end_token`, ...)
+    that must be in the vocabulary.
+    """
+
+    def step(tokens, state):
+        outputs = step_fn(tokens, state)
+        if not isinstance(outputs, (tuple, list)) or len(outputs) != 3:
+            raise ValueError(
+                "`step_fn(tokens, state)` must return a tuple "
+                "(log_probs, new_state, attention). Received: "
+                f"{type(outputs).__name__} {outputs!r:.200}"
+            )
+        log_probs, new_state, attention = outputs
+        # A while loop needs the exact structure of the state back (a cell
+        # may return a list for a tuple).
+        leaves = keras.tree.flatten(state)
+        new_leaves = keras.tree.flatten(new_state)
+        if len(leaves) != len(new_leaves):
+            raise ValueError(
+                "`step_fn` must return a new state with the structure of "
+                f"its state argument ({len(leaves)} tensors). Received "
+                f"{len(new_leaves)} tensors: new_state={new_state!r:.200}"
+            )
+        new_state = keras.tree.pack_sequence_as(state, new_leaves)
+        batch = tokens.shape[0]
+        if len(log_probs.shape) != 2 or (
+            batch is not None and log_probs.shape[0] not in (None, batch)
+        ):
+            raise ValueError(
+                "`step_fn` must return log_probs of shape "
+                f"({batch}, vocab_size). Received: "
+                f"log_probs.shape={shape_str(log_probs.shape)}"
+            )
+        vocab_size = log_probs.shape[1]
+        for name, value in token_ids.items():
+            if (
+                isinstance(value, int)
+                and vocab_size is not None
+                and not (0 <= value < vocab_size)
+            ):
+                raise ValueError(
+                    f"`{name}` must be a token id in [0, {vocab_size}), the "
+                    "vocabulary of the log_probs of `step_fn`. Received: "
+                    f"{name}={value}, log_probs.shape="
+                    f"{shape_str(log_probs.shape)}"
+                )
+        log_probs = ops.cast(log_probs, "float32")
+        if from_logits:
+            log_probs = ops.log_softmax(log_probs, axis=-1)
+        if attention is not None:
+            if len(attention.shape) < 2 or (
+                batch is not None and attention.shape[0] not in (None, batch)
+            ):
+                raise ValueError(
+                    "`step_fn` must return attention of shape "
+                    f"({batch}, S) or None. Received: "
+                    f"attention.shape={shape_str(attention.shape)}"
+                )
+            attention = ops.cast(attention, "float32")
+        return log_probs, new_state, attention
+
+    return step
+
+
+def check_common(
+    step_fn, start_tokens, initial_state, end_token, pad_token, from_logits,
+    prefix=None, prefix_lengths=None,
+):
+    """The checks every decoder starts with.
+
+    Returns `(step, start, end_token, pad_token, prefix)`.
+    """
+    start = check_start_tokens(start_tokens, initial_state)
+    check_state(initial_state, start)
+    end_token = check_token_id("end_token", end_token)
+    pad_token = (
+        end_token
+        if pad_token is None
+        else check_token_id("pad_token", pad_token)
+    )
+    step = checked_step(
+        step_fn, from_logits, {"end_token": end_token, "pad_token": pad_token}
+    )
+    prefix = check_prefix(prefix, prefix_lengths, start)
+    return step, start, end_token, pad_token, prefix

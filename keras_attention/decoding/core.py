@@ -1,0 +1,206 @@
+"""The decode loop that every decoder shares, and its argument checks.
+
+`run_loop` owns what all decoders have in common: the first step (outside
+the loop, it gives the attention shape), the tiling of rows for beams, the
+output buffers, prefix forcing, the end-token and length-limit bookkeeping,
+the `keras.ops.while_loop` and the trimming of the outputs. A decoder gives
+it one `choose` function that picks the next token of every row (and, for
+beam search, the row each new hypothesis comes from).
+"""
+
+import keras
+from keras import ops
+
+from keras_attention.decoding.args import length_limits
+from keras_attention.decoding.state import gather_state
+from keras_attention.decoding.state import tile_state
+
+# A log-probability that no real hypothesis reaches; finite, so that sums,
+# differences and divisions never produce NaN.
+NEG_INF = -1e9
+
+
+# ----------------------------------------------------------------------
+# Output buffers: one row per hypothesis, one column per step. A tuple
+# `(tokens,)` or `(tokens, attention)`: no `None` in the loop variables.
+
+
+def _new_buffers(num_rows, width, pad_token, attention):
+    tokens = ops.full((num_rows, width), pad_token, dtype="int32")
+    if attention is None:
+        return (tokens,)
+    trailing = tuple(ops.shape(attention)[1:])
+    return tokens, ops.zeros((num_rows, width) + trailing, dtype="float32")
+
+
+def _write(buffers, t, tokens, attention):
+    """Writes column `t` of the buffers.
+
+    With `ops.scatter_update` (`TensorScatterUpdate` on TensorFlow), not
+    `ops.slice_update`, which is an XLA op there (`XlaDynamicUpdateSlice`)
+    that an exported SavedModel would then need wherever it is served; a
+    select over the whole buffer would cost `O(L)` per row and step.
+    """
+    rows = ops.arange(ops.shape(buffers[0])[0], dtype="int32")
+    index = ops.stack([rows, ops.full_like(rows, t)], axis=1)  # (rows, 2)
+    written = (ops.scatter_update(buffers[0], index, tokens),)
+    if len(buffers) == 2:
+        written += (ops.scatter_update(buffers[1], index, attention),)
+    return written
+
+
+def zero_rows(tensor, rows):
+    """`tensor` with the rows where `rows` (bool `(num_rows,)`) is set
+    zeroed; `None` stays `None`."""
+    if tensor is None:
+        return None
+    mask = ops.reshape(rows, (-1,) + (1,) * (len(tensor.shape) - 1))
+    return ops.where(mask, 0.0, tensor)
+
+
+def _is_traced_on_jax(value):
+    if keras.backend.backend() != "jax":
+        return False
+    import jax
+
+    return isinstance(value, jax.core.Tracer)
+
+
+def _trim(tensor, steps):
+    """Keeps the first `steps` columns, where shapes may be dynamic."""
+    if tensor is None or _is_traced_on_jax(steps):
+        return tensor
+    return tensor[:, :steps]
+
+
+def _force_prefix(log_probs, t, prefix):
+    """Rows still inside their prefix keep only the prefix token."""
+    tokens, lengths = prefix
+    column = ops.minimum(t, ops.shape(tokens)[1] - 1)
+    forced = ops.take(tokens, column, axis=1)  # (rows,)
+    vocab = ops.arange(ops.shape(log_probs)[1], dtype="int32")
+    keep = ops.logical_or(
+        ops.equal(ops.expand_dims(vocab, 0), ops.expand_dims(forced, 1)),
+        ops.expand_dims(t >= lengths, 1),
+    )
+    return ops.where(keep, log_probs, NEG_INF)
+
+
+def _pad_only(log_probs, finished, pad_token):
+    """A finished row extends only with `pad_token`, at zero cost."""
+    vocab = ops.arange(ops.shape(log_probs)[1], dtype="int32")
+    pad_only = ops.where(ops.equal(vocab, pad_token), 0.0, NEG_INF)
+    return ops.where(
+        ops.expand_dims(finished, 1), ops.expand_dims(pad_only, 0), log_probs
+    )
+
+
+def run_loop(
+    step,
+    start_tokens,
+    initial_state,
+    choose,
+    init_extras,
+    end_token,
+    pad_token,
+    max_length,
+    copies=1,
+    prefix=None,
+):
+    """Runs a decode loop; returns every row's outputs.
+
+    Args:
+        step: The checked step function (`checked_step`).
+        start_tokens: int32 `(batch_size,)`.
+        initial_state: The state of `batch_size` rows.
+        choose: `(t, log_probs, attention, finished, lengths, at_limit,
+            extras) -> (next_tokens, rows, extras)`. `log_probs` are already
+            constrained (a finished row can only extend with `pad_token` at
+            zero cost, a row inside its prefix only with its prefix token);
+            `lengths` count the token chosen now for live rows; `at_limit`
+            says whether this token is a row's last allowed one. `rows` is
+            `None`, or int32 `(num_rows,)`: the row each new hypothesis
+            extends (the loop re-gathers the state, buffers and flags with
+            it; `choose` re-gathers its own `extras`).
+        init_extras: `(num_rows, attention) -> extras`, the decoder's own
+            loop variables (a dict of tensors).
+        end_token, pad_token: Checked token ids.
+        max_length: The unchecked `max_length` argument.
+        copies: Rows per sentence after the first step (the beam width).
+        prefix: `None` or `(prefix, prefix_lengths)` of `batch_size` rows.
+
+    Returns:
+        A dict: `tokens` `(num_rows, L)`, `attention` `(num_rows, L, ...)` or
+        `None`, `lengths` `(num_rows,)` and the final `extras`.
+    """
+    bound, limits = length_limits(max_length)
+    # Step 0 runs outside the loop: its outputs give the attention shape,
+    # and it runs on `batch_size` rows (all beams would be equal).
+    log_probs, state, attention = step(start_tokens, initial_state)
+    if not (isinstance(copies, int) and copies == 1):
+        log_probs, state, attention, limits, prefix = tile_state(
+            (log_probs, state, attention, limits, prefix), copies
+        )
+    num_rows = ops.shape(log_probs)[0]
+    if limits is None:
+        limits = ops.full((num_rows,), bound, dtype="int32")
+    # At least one column, for the write of step 0.
+    width = max(bound, 1) if isinstance(bound, int) else ops.maximum(bound, 1)
+    buffers = _new_buffers(num_rows, width, pad_token, attention)
+
+    def update(t, log_probs, attention, state, finished, lengths, buffers, ex):
+        if prefix is not None:
+            log_probs = _force_prefix(log_probs, t, prefix)
+        log_probs = _pad_only(log_probs, finished, pad_token)
+        lengths = lengths + ops.cast(ops.logical_not(finished), "int32")
+        at_limit = t + 1 >= limits
+        tokens, rows, ex = choose(
+            t, log_probs, attention, finished, lengths, at_limit, ex
+        )
+        if rows is not None:
+            finished, lengths, buffers, state, attention = gather_state(
+                (finished, lengths, buffers, state, attention), rows
+            )
+        buffers = _write(buffers, t, tokens, zero_rows(attention, finished))
+        done = ops.logical_or(finished, ops.equal(tokens, end_token))
+        done = ops.logical_or(done, at_limit)
+        return tokens, state, done, lengths, buffers, ex
+
+    zero = ops.convert_to_tensor(0, dtype="int32")
+    tokens, state, finished, lengths, buffers, extras = update(
+        zero,
+        log_probs,
+        attention,
+        state,
+        limits <= 0,
+        ops.zeros((num_rows,), dtype="int32"),
+        buffers,
+        init_extras(num_rows, attention),
+    )
+
+    def cond(t, tokens, state, finished, lengths, buffers, extras):
+        return ops.logical_and(t < bound, ops.logical_not(ops.all(finished)))
+
+    def body(t, tokens, state, finished, lengths, buffers, extras):
+        log_probs, new_state, attention = step(tokens, state)
+        outputs = update(
+            t, log_probs, attention, new_state, finished, lengths, buffers,
+            extras,
+        )
+        return (t + 1,) + outputs
+
+    t, _, _, _, lengths, buffers, extras = ops.while_loop(
+        cond,
+        body,
+        (zero + 1, tokens, state, finished, lengths, buffers, extras),
+    )
+    # `t` steps ran; none when every limit is 0.
+    steps = ops.minimum(t, bound)
+    if isinstance(bound, int):
+        buffers = tuple(b[:, :bound] for b in buffers)
+    return {
+        "tokens": _trim(buffers[0], steps),
+        "attention": _trim(buffers[1], steps) if len(buffers) == 2 else None,
+        "lengths": lengths,
+        "extras": extras,
+    }

@@ -1,0 +1,109 @@
+"""Greedy decoding: at every step, the most probable token."""
+
+from keras import ops
+
+from keras_attention.decoding import args
+from keras_attention.decoding import core
+
+
+def greedy_choose(t, log_probs, attention, finished, lengths, at_limit, ex):
+    """The `choose` of greedy decoding: the argmax of every row."""
+    tokens = ops.cast(ops.argmax(log_probs, axis=-1), "int32")
+    chosen = ops.take_along_axis(
+        log_probs, ops.expand_dims(tokens, 1), axis=1
+    )[:, 0]
+    return tokens, None, {"log_probs": ex["log_probs"] + chosen}
+
+
+def row_extras(num_rows, attention):
+    """The one loop variable of greedy and sampling decoding."""
+    return {"log_probs": ops.zeros((num_rows,), dtype="float32")}
+
+
+def row_result(out):
+    """The decoders' dict from `core.run_loop`'s for one row per sentence."""
+    return {
+        "tokens": out["tokens"],
+        "lengths": out["lengths"],
+        "scores": out["extras"]["log_probs"],
+        "log_probs": out["extras"]["log_probs"],
+        "attention": out["attention"],
+    }
+
+
+def greedy_decode(
+    step_fn,
+    start_tokens,
+    initial_state,
+    end_token,
+    max_length,
+    pad_token=None,
+    from_logits: bool = False,
+    prefix=None,
+    prefix_lengths=None,
+) -> dict:
+    """Greedy decoding: at every step, feeds back the most probable token.
+
+    `y_t = argmax_v log p(v | y_<t, x)` until the end token or the length
+    limit. The loop is a `keras.ops.while_loop` that stops as soon as every
+    sentence has ended, so it runs inside a `tf.function` and exports to a
+    SavedModel.
+
+    Args:
+        step_fn: Callable `(tokens, state) -> (log_probs, new_state,
+            attention)`, see `keras_attention.decoding`. Sentences that have
+            ended keep being fed `pad_token`; their outputs are ignored.
+        start_tokens: int `(batch_size,)` tensor, or a scalar token id used
+            for every sentence, the first input of `step_fn`.
+        initial_state: Nested structure of tensors, each of shape
+            `(batch_size, ...)`.
+        end_token: Integer token id (or scalar tensor) that ends a sentence.
+        max_length: Maximum number of tokens of a hypothesis: a
+            non-negative Python integer, a scalar integer tensor, or an int
+            `(batch_size,)` tensor of per-sentence limits, e.g. relative to
+            the source length: `2 * source_lengths + 10`. `0` gives an empty
+            hypothesis (length 0, score 0); negative tensor entries count as
+            `0`. On JAX under `jit` pass a Python integer.
+        pad_token: Token written after the end of a hypothesis. Defaults to
+            `end_token`.
+        from_logits: If `True`, `step_fn` returns logits and the decoder
+            applies `log_softmax`. Defaults to `False`.
+        prefix: Optional int `(batch_size, P)` tensor: sentence `b` starts
+            with `prefix[b, :prefix_lengths[b]]`, whatever the model
+            prefers (its log-probabilities count in the score). Defaults to
+            `None`.
+        prefix_lengths: Optional int `(batch_size,)`, the length of each
+            prefix (the rest of a row is padding). Defaults to `P` for
+            every sentence.
+
+    Returns:
+        A dict with `tokens` `(batch_size, L)`, `lengths`, `scores`,
+        `log_probs` (both the sum of log-probabilities here) and `attention`
+        `(batch_size, L, S)`, see `keras_attention.decoding`.
+
+    Raises:
+        ValueError: on a negative `max_length`, a state tensor without the
+            batch dimension, or step outputs of the wrong shape.
+
+    Example:
+
+    ```python
+    def step_fn(tokens, state):
+        logits, state, weights = decoder_step(tokens, state)
+        return ops.log_softmax(logits), state, weights
+
+    out = keras_attention.decoding.greedy_decode(
+        step_fn, start_tokens=ops.full((batch,), START, "int32"),
+        initial_state=state, end_token=END, max_length=50)
+    out["tokens"], out["attention"]
+    ```
+    """
+    step, start, end_token, pad_token, prefix = args.check_common(
+        step_fn, start_tokens, initial_state, end_token, pad_token,
+        from_logits, prefix, prefix_lengths,
+    )
+    out = core.run_loop(
+        step, start, initial_state, greedy_choose, row_extras,
+        end_token, pad_token, max_length, prefix=prefix,
+    )
+    return row_result(out)

@@ -1,0 +1,54 @@
+"""The GNMT length and coverage penalties of beam search.
+
+Reference:
+    - [Wu et al., 2016](https://arxiv.org/abs/1609.08144), eq. 14
+"""
+
+from keras import ops
+
+
+def length_penalty(lengths, alpha: float):
+    """GNMT length penalty `lp(Y) = ((5 + |Y|) / 6) ** alpha`.
+
+    Beam search ranks hypotheses by `log P(Y) / lp(Y)`; `alpha = 0` ranks by
+    the plain log-probability, larger `alpha` favours longer hypotheses.
+
+    Reference:
+        - [Wu et al., 2016](https://arxiv.org/abs/1609.08144), eq. 14
+
+    Args:
+        lengths: Integer tensor, hypothesis lengths.
+        alpha: Non-negative float.
+
+    Returns:
+        float32 tensor of the shape of `lengths`.
+    """
+    lengths = ops.cast(lengths, "float32")
+    return ops.power((5.0 + lengths) / 6.0, alpha)
+
+
+def coverage_penalty(coverage, beta: float):
+    """GNMT coverage penalty `cp = beta * sum_i log(min(c_i, 1))`.
+
+    `c_i = sum_t alpha_t,i` is the attention source position `i` received
+    over the hypothesis. The penalty is `0` for a hypothesis that gave every
+    source position a total weight of at least 1, and negative otherwise.
+    Positions whose coverage is exactly `0` (padding, whose weights are
+    exactly zero) count as covered, as in TensorFlow Addons.
+
+    Reference:
+        - [Wu et al., 2016](https://arxiv.org/abs/1609.08144), eq. 14
+
+    Args:
+        coverage: float `(num_rows, S)` (or `(num_rows, ...)`: every axis
+            after the first is summed over), the summed attention.
+        beta: Non-negative float, GNMT's `beta`.
+
+    Returns:
+        float32 `(num_rows,)`.
+    """
+    coverage = ops.cast(coverage, "float32")
+    coverage = ops.where(ops.equal(coverage, 0.0), 1.0, coverage)
+    logs = ops.log(ops.minimum(coverage, 1.0))
+    axes = tuple(range(1, len(logs.shape)))
+    return beta * ops.sum(logs, axis=axes)

@@ -1,0 +1,61 @@
+"""Tiling and re-gathering of nested decoder states, one helper each.
+
+Beam search lays out the `beam_width` hypotheses of sentence `b` as rows
+`b * beam_width` to `b * beam_width + beam_width - 1` (`tile_state`) and,
+after every step, re-gathers every row from the hypothesis it extends
+(`gather_state`). Both work on any nested structure (dict, tuple, list) of
+tensors with a leading row axis, so a new piece of state (coverage, a
+previous alignment) needs no new plumbing; `None` leaves stay `None`.
+"""
+
+import numbers
+
+import keras
+from keras import ops
+
+from keras_attention.checks import check_positive_int
+
+
+def tile_state(state, multiplier: int):
+    """Repeats every tensor of a nested state `multiplier` times on axis 0.
+
+    Entry `b` of the batch becomes entries `b * multiplier` to
+    `b * multiplier + multiplier - 1`, the layout beam search uses. Beam
+    search calls this itself; it is public for step functions that need to
+    tile something of their own.
+
+    Args:
+        state: Nested structure of tensors with a leading batch dimension
+            (`None` leaves are kept).
+        multiplier: Positive Python integer, or a scalar int tensor (on
+            TensorFlow, for a beam width given as a graph input).
+
+    Returns:
+        The same structure, every tensor of shape
+        `(batch_size * multiplier, ...)`.
+
+    Raises:
+        ValueError: if `multiplier` is not a positive integer.
+    """
+    if isinstance(multiplier, (numbers.Number, bool)):
+        multiplier = check_positive_int("multiplier", multiplier)
+    return keras.tree.map_structure(
+        lambda x: None if x is None else ops.repeat(x, multiplier, axis=0),
+        state,
+    )
+
+
+def gather_state(state, indices):
+    """Row `i` of every tensor of a nested state becomes row `indices[i]`.
+
+    Args:
+        state: Nested structure of tensors with a leading row dimension
+            (`None` leaves are kept).
+        indices: int `(num_rows,)` tensor of row indices.
+
+    Returns:
+        The same structure, every tensor gathered on axis 0.
+    """
+    return keras.tree.map_structure(
+        lambda x: None if x is None else ops.take(x, indices, axis=0), state
+    )
