@@ -6,6 +6,7 @@ import keras
 from keras import ops
 
 from keras_attention.base_attention import BaseAttention
+from keras_attention.checks import check_positive_int
 from keras_attention.scores import additive_score
 
 DEFAULT_MAX_BLOCK_ELEMENTS = 1 << 19
@@ -109,28 +110,16 @@ class AdditiveAttention(BaseAttention):
         **kwargs,
     ):
         super().__init__(**kwargs)
-        if isinstance(units, bool) or not isinstance(units, int) or units <= 0:
-            raise ValueError(
-                "`units` must be a positive integer. "
-                f"Received: units={units!r}"
-            )
-        if max_block_elements is not None and (
-            isinstance(max_block_elements, bool)
-            or not isinstance(max_block_elements, int)
-            or max_block_elements <= 0
-        ):
-            raise ValueError(
-                "`max_block_elements` must be a positive integer or None. "
-                f"Received: max_block_elements={max_block_elements!r}"
-            )
-        self.units = units
+        self.units = check_positive_int("units", units)
         self.use_bias = use_bias
         self.normalize = normalize
         self.kernel_initializer = keras.initializers.get(kernel_initializer)
         self.bias_initializer = keras.initializers.get(bias_initializer)
         self.kernel_regularizer = keras.regularizers.get(kernel_regularizer)
         self.kernel_constraint = keras.constraints.get(kernel_constraint)
-        self.max_block_elements = max_block_elements
+        self.max_block_elements = check_positive_int(
+            "max_block_elements", max_block_elements, allow_none=True
+        )
 
     def build(self, query_shape, value_shape, key_shape=None):
         query_shape, _, key_shape = self._validate_shapes(

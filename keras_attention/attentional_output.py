@@ -3,7 +3,8 @@
 import keras
 from keras import ops
 
-from keras_attention.base_attention import _shape_str
+from keras_attention.checks import check_positive_int
+from keras_attention.checks import shape_str
 
 
 @keras.saving.register_keras_serializable(package="keras_attention")
@@ -86,12 +87,7 @@ class AttentionalOutput(keras.layers.Layer):
         **kwargs,
     ):
         super().__init__(**kwargs)
-        if isinstance(units, bool) or not isinstance(units, int) or units <= 0:
-            raise ValueError(
-                "`units` must be a positive integer. "
-                f"Received: units={units!r}"
-            )
-        self.units = units
+        self.units = check_positive_int("units", units)
         self.activation = keras.activations.get(activation)
         self.use_bias = use_bias
         self.kernel_initializer = keras.initializers.get(kernel_initializer)
@@ -106,8 +102,8 @@ class AttentionalOutput(keras.layers.Layer):
         context_shape = tuple(context_shape)
         decoder_output_shape = tuple(decoder_output_shape)
         received = (
-            f"Received: context.shape={_shape_str(context_shape)}, "
-            f"decoder_output.shape={_shape_str(decoder_output_shape)}"
+            f"Received: context.shape={shape_str(context_shape)}, "
+            f"decoder_output.shape={shape_str(decoder_output_shape)}"
         )
         if len(context_shape) not in (2, 3) or len(
             decoder_output_shape

@@ -3,7 +3,7 @@
 import keras
 
 from keras_attention.base_attention import BaseAttention
-from keras_attention.base_attention import _shape_str
+from keras_attention.checks import shape_str
 from keras_attention.scores import dot_score
 from keras_attention.scores import sqrt_dim_scale
 
@@ -81,8 +81,8 @@ class DotAttention(BaseAttention):
                 f"{self.__class__.__name__}: the dot score needs the same "
                 "feature size for `query` and `key` (use "
                 "MultiplicativeAttention or AdditiveAttention otherwise). "
-                f"Received: query.shape={_shape_str(query_shape)}, "
-                f"key.shape={_shape_str(key_shape)}"
+                f"Received: query.shape={shape_str(query_shape)}, "
+                f"key.shape={shape_str(key_shape)}"
             )
 
     def build(self, query_shape, value_shape, key_shape=None):

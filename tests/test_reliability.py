@@ -160,7 +160,7 @@ def test_core_layer_stepwise_attend_large_inputs(name, policy):
     layer.build(q.shape, v.shape)
 
     def step(q, v):
-        keys = layer.project_key(ops.cast(v, layer._score_dtype()))
+        keys = layer.project_key(ops.cast(v, layer.score_dtype))
         return layer.attend(q, v, keys, value_mask=VALUE_MASK)
 
     (context, weights), grads = gradients(step, [q, v], layer.trainable_weights)

@@ -297,8 +297,11 @@ def test_stepping_equals_attention_rnn(cell, wiring):
         keras.tree.flatten(final["cell_state"]),
     ):
         np.testing.assert_allclose(to_np(got), to_np(want), atol=1e-5)
-    # The memory, keys and mask travel unchanged in the state.
-    np.testing.assert_array_equal(to_np(state["memory"]), memory)
+    # The memory (zeros at masked positions), keys and mask travel
+    # unchanged in the state.
+    np.testing.assert_array_equal(
+        to_np(state["memory"]), np.where(memory_mask[..., None], memory, 0.0)
+    )
     np.testing.assert_array_equal(
         ops.convert_to_numpy(state["memory_mask"]), memory_mask
     )

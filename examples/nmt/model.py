@@ -329,7 +329,7 @@ class Seq2Seq:
                 (None, self.config.decoder_units), tuple(memory.shape)
             )
         keys = self.attention.project_key(
-            ops.cast(memory, self.attention._score_dtype())
+            ops.cast(memory, self.attention.score_dtype)
         )
         return {
             "memory": memory,
