@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 from keras import ops
 
 import keras_attention
+from tests.layer_harness import gradients
 from keras_attention import AdditiveAttention
 from keras_attention import DotAttention
 from keras_attention import MultiplicativeAttention
@@ -631,3 +632,105 @@ def test_layers_import_no_tensorflow_on_jax(tmp_path):
     )
     assert result.returncode == 0, result.stderr[-2000:]
     assert result.stdout.strip().endswith("ok")
+
+
+# ----------------------------------------------------------------------------
+# Masked positions never influence the result, whatever is stored there.
+@pytest.mark.parametrize("name", BASIC)
+@pytest.mark.parametrize("rank", [2, 3])
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
+@pytest.mark.parametrize("separate_key", [False, True])
+def test_non_finite_values_at_masked_positions_change_nothing(
+    name, rank, bad, separate_key
+):
+    layer = LAYERS[name]()
+    dk = 4 if name == "dot" else 6
+    q = rand(3, 2, 4, seed=20) if rank == 3 else rand(3, 4, seed=20)
+    v = rand(3, 5, 4, seed=21)
+    k = rand(3, 5, dk, seed=22) if separate_key else None
+    # All kept, some masked, all masked.
+    mask = np.array([[1, 1, 1, 1, 1], [1, 0, 1, 0, 0], [0, 0, 0, 0, 0]], bool)
+
+    def at_masked(x, fill):
+        return np.where(mask[..., None], x, fill).astype("float32")
+
+    def run(q, v, k=None):
+        return layer(q, v, key=k, value_mask=mask)
+
+    clean = [at_masked(v, 0.0)] + ([] if k is None else [at_masked(k, 0.0)])
+    dirty = [at_masked(v, bad)] + ([] if k is None else [at_masked(k, bad)])
+    context, weights = run(q, *clean)
+    (dirty_context, dirty_weights), grads = gradients(run, q, *dirty)
+    np.testing.assert_array_equal(to_np(dirty_context), to_np(context))
+    np.testing.assert_array_equal(to_np(dirty_weights), to_np(weights))
+    for grad in grads:
+        assert np.all(np.isfinite(to_np(grad)))
+    # No gradient reaches the masked positions.
+    assert np.all(to_np(grads[1])[~mask] == 0.0)
+
+
+# ----------------------------------------------------------------------------
+# Masks are boolean (or integer 0/1); a float mask is refused.
+@pytest.mark.parametrize("name", BASIC)
+@pytest.mark.parametrize("arg", ["query_mask", "value_mask"])
+def test_float_masks_are_refused(name, arg):
+    shape = (2, 3) if arg == "query_mask" else (2, 5)
+    layer = LAYERS[name]()
+    with pytest.raises(
+        ValueError,
+        match=rf"`{arg}` must be a boolean \(or integer 0/1\) mask, "
+        rf"True = keep. Received: {arg}.dtype=float32",
+    ):
+        layer(
+            rand(2, 3, 4), rand(2, 5, 4), **{arg: np.full(shape, 0.5, "f4")}
+        )
+
+
+@pytest.mark.parametrize("name", BASIC)
+def test_integer_masks_equal_boolean_masks(name):
+    layer = LAYERS[name]()
+    q, v = rand(2, 3, 4, seed=23), rand(2, 5, 4, seed=24)
+    value_mask = np.array([[1, 1, 0, 1, 0], [0, 1, 1, 1, 1]])
+    query_mask = np.array([[1, 0, 1], [1, 1, 0]])
+    want = layer(
+        q, v, value_mask=value_mask.astype(bool),
+        query_mask=query_mask.astype(bool),
+    )
+    got = layer(
+        q, v, value_mask=value_mask.astype("int32"),
+        query_mask=query_mask.astype("int32"),
+    )
+    for g, w in zip(got, want):
+        np.testing.assert_array_equal(to_np(g), to_np(w))
+
+
+# ----------------------------------------------------------------------------
+# Dropout: one implementation, with a mask drawn in `attend` or given.
+@pytest.mark.parametrize("name", BASIC)
+@pytest.mark.parametrize("rank", [2, 3])
+def test_attend_with_a_given_dropout_mask(name, rank):
+    rate = 0.4
+    layer = LAYERS[name](dropout=rate, seed=5)
+    q = rand(2, 3, 4, seed=25) if rank == 3 else rand(2, 4, seed=25)
+    v = rand(2, 5, 4, seed=26)
+    layer.build(q.shape, v.shape)
+    memory = layer.prepare_memory(v)
+    _, weights = layer.attend(q, memory["memory"], memory["keys"])
+    keep = np.random.default_rng(0).random(tuple(weights.shape)) >= rate
+    context, dropped_weights = layer.attend(
+        q, memory["memory"], memory["keys"], training=True, dropout_mask=keep
+    )
+    w = to_np(weights)
+    # The returned weights are before dropout; the context uses the kept
+    # weights scaled by 1 / (1 - rate).
+    np.testing.assert_allclose(to_np(dropped_weights), w, atol=1e-6)
+    dropped = np.where(keep, w / (1 - rate), 0.0)
+    expected = np.einsum("b...s,bsd->b...d", dropped, v)
+    np.testing.assert_allclose(to_np(context), expected, atol=1e-5)
+    # Outside training the mask is ignored.
+    plain, _ = layer.attend(
+        q, memory["memory"], memory["keys"], training=False, dropout_mask=keep
+    )
+    np.testing.assert_allclose(
+        to_np(plain), np.einsum("b...s,bsd->b...d", w, v), atol=1e-5
+    )
