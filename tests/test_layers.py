@@ -10,7 +10,9 @@ from keras import ops
 
 import keras_attention
 from tests.layer_harness import gradients
+from tests.layer_harness import run_layer_test
 from keras_attention import AdditiveAttention
+from keras_attention import BaseAttention
 from keras_attention import DotAttention
 from keras_attention import MultiplicativeAttention
 
@@ -330,35 +332,7 @@ def test_compute_mask_passes_query_mask_to_context(name):
     del q, v, vt
 
 
-@pytest.mark.parametrize("name", list(LAYERS))
-def test_symbolic_shapes_with_different_lengths(name):
-    dk = 4 if name.startswith("dot") else 7
-    q = keras.Input((3, 4), batch_size=2)
-    v = keras.Input((11, 6), batch_size=2)
-    k = keras.Input((11, dk), batch_size=2)
-    context, weights = LAYERS[name]()(q, v, key=k)
-    assert tuple(context.shape) == (2, 3, 6)
-    assert tuple(weights.shape) == (2, 3, 11)
-    q2 = keras.Input((4,))
-    context, weights = LAYERS[name]()(q2, v, key=k)
-    assert tuple(context.shape) == (2, 6)
-    assert tuple(weights.shape) == (2, 11)
-    layer = LAYERS[name]()
-    assert layer.compute_output_shape((2, 3, 4), (2, 11, 6), (2, 11, dk)) == (
-        (2, 3, 6),
-        (2, 3, 11),
-    )
-
-
-@pytest.mark.parametrize("name", BASIC)
-def test_eager_output_matches_symbolic_shape(name):
-    layer = LAYERS[name]()
-    q, v = rand(2, 3, 4), rand(2, 9, 4)
-    context, weights = layer(q, v)
-    assert tuple(context.shape) == (2, 3, 4)
-    assert tuple(weights.shape) == (2, 3, 9)
-
-
+@pytest.mark.slow
 @pytest.mark.parametrize("name", BASIC)
 def test_one_fit_step_of_encoder_decoder(name):
     model = encoder_decoder(name)
@@ -378,33 +352,49 @@ def test_one_fit_step_of_encoder_decoder(name):
 
 
 # ----------------------------------------------------------------------------
-# Serialization.
+# What every layer owes (build, symbolic and eager calls, weights, masks,
+# config and `.keras` round trips, one fit step, dtype policies), with query
+# and value lengths that differ.
+NUM_WEIGHTS = {
+    "dot": 0,
+    "dot_scaled": 1,
+    "multiplicative": 1,
+    "multiplicative_scaled": 2,
+    "additive": 4,
+    "additive_normed": 5,
+}
+
+
 @pytest.mark.parametrize("name", list(LAYERS))
-def test_config_round_trip(name):
-    layer = LAYERS[name](dropout=0.25, seed=7, name="attn")
+@pytest.mark.parametrize("rank", [2, 3])
+def test_layer_harness(name, rank, tmp_path):
+    dk = 4 if name.startswith("dot") else 5
+    query = (2, 3, 4) if rank == 3 else (2, 4)
+    value_mask = np.array([[1, 1, 1, 0, 0, 0, 1], [0, 0, 0, 0, 0, 0, 0]], bool)
+    query_mask = np.array([[1, 0, 1], [1, 1, 0]], bool)
+    run_layer_test(
+        lambda **kw: LAYERS[name](dropout=0.25, seed=7, **kw),
+        {"query": query, "value": (2, 7, 6), "key": (2, 7, dk)},
+        [query[:-1] + (6,), query[:-1] + (7,)],
+        expected_num_trainable_weights=NUM_WEIGHTS[name],
+        expected_num_seed_generators=1,
+        masks={
+            "value_mask": value_mask,
+            "query_mask": query_mask if rank == 3 else query_mask[:, 0],
+        },
+        tmp_path=tmp_path,
+    )
+
+
+def test_registered_for_loading_without_custom_objects():
+    layer = AdditiveAttention(3, dropout=0.1, seed=2)
     config = layer.get_config()
-    clone = layer.__class__.from_config(config)
-    assert clone.get_config() == config
-    assert config["seed"] == 7 and config["dropout"] == 0.25
-    serialized = keras.saving.serialize_keras_object(layer)
-    # Registered under the package name, so loading needs no custom_objects.
-    assert serialized["registered_name"] == f"keras_attention>{type(layer).__name__}"
-    restored = keras.saving.deserialize_keras_object(serialized)
-    assert type(restored) is type(layer)
-
-
-@pytest.mark.parametrize("name", BASIC)
-def test_keras_file_round_trip_safe_mode(name, tmp_path):
-    model = encoder_decoder(name)
-    src = np.array([[3, 4, 5, 0], [6, 7, 8, 9]])
-    tgt = np.array([[1, 2, 3], [4, 5, 0]])
-    expected = [to_np(x) for x in model([src, tgt])]
-    path = tmp_path / "model.keras"
-    model.save(path)
-    loaded = keras.models.load_model(path, safe_mode=True)
-    got = [to_np(x) for x in loaded([src, tgt])]
-    for e, g in zip(expected, got):
-        np.testing.assert_allclose(g, e, atol=1e-6)
+    assert config["seed"] == 2 and config["dropout"] == 0.1
+    restored = keras.saving.deserialize_keras_object(
+        keras.saving.serialize_keras_object(layer)
+    )
+    assert type(restored) is AdditiveAttention
+    assert restored.get_config() == config
 
 
 FRESH_PROCESS = r"""
@@ -419,6 +409,7 @@ np.savez(sys.argv[3], *[np.asarray(o) for o in out])
 """
 
 
+@pytest.mark.slow
 @pytest.mark.tf_only
 @pytest.mark.parametrize("name", BASIC)
 def test_saved_model_in_fresh_process(name, tmp_path):
@@ -474,6 +465,7 @@ def test_mixed_precision(name, policy):
     assert np.all(w[1] == 0)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", BASIC)
 def test_mixed_float16_fit_is_finite(name):
     keras.config.set_dtype_policy("mixed_float16")
@@ -557,9 +549,53 @@ def test_dropout_range(dropout):
 
 
 def test_public_api():
+    """The whole public surface: `__all__` is exactly the public names,
+    each importable and documented, and each layer registered."""
+    import inspect
+    import types
+
     assert keras_attention.__version__
-    for name in ("DotAttention", "MultiplicativeAttention", "AdditiveAttention"):
-        assert hasattr(keras_attention, name)
+    public = keras_attention.__all__
+    assert len(set(public)) == len(public)
+    namespace = {}
+    exec("from keras_attention import *", namespace)
+    assert sorted(n for n in namespace if n != "__builtins__") == sorted(
+        public
+    )
+    # Every public non-module name of the package is in `__all__` (the
+    # internal modules, e.g. `checks`, are not part of the API).
+    modules = {
+        n
+        for n in public
+        if isinstance(getattr(keras_attention, n), types.ModuleType)
+    }
+    extra = [
+        n
+        for n in dir(keras_attention)
+        if not n.startswith("_")
+        and n not in public
+        and not isinstance(getattr(keras_attention, n), types.ModuleType)
+    ]
+    assert not extra, extra
+    assert modules == {"callbacks", "decoding", "visualization"}
+    layer_methods = set(dir(keras.layers.Layer))
+    for name in public:
+        obj = getattr(keras_attention, name)
+        if name == "__version__":
+            continue
+        assert inspect.getdoc(obj), f"{name} has no docstring"
+        if not inspect.isclass(obj):
+            continue
+        # Public methods and properties the package adds are documented.
+        for attr, member in vars(obj).items():
+            if attr.startswith("_") or attr in layer_methods:
+                continue
+            if callable(member) or isinstance(member, property):
+                assert inspect.getdoc(member), f"{name}.{attr} undocumented"
+        if issubclass(obj, keras.layers.Layer) and obj is not BaseAttention:
+            assert keras.saving.get_registered_name(obj) == (
+                f"keras_attention>{name}"
+            )
 
 
 # The one TensorFlow use allowed in the package: TensorBoard event files are
@@ -595,6 +631,7 @@ def test_package_uses_no_tensorflow():
     assert not offenders, offenders
 
 
+@pytest.mark.slow
 def test_layers_import_no_tensorflow_on_jax(tmp_path):
     """On the JAX backend, building and calling every layer and the RNN
     wrappers never imports TensorFlow."""

@@ -523,6 +523,7 @@ def _copy_task(rng, n=8):
     return src, tgt_in, src
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "cell,attention,wiring",
     [
@@ -554,6 +555,7 @@ def test_each_cell_and_attention_trains_with_fit(cell, attention, wiring):
     assert all(np.any(a != b) for a, b in zip(after, before))
 
 
+@pytest.mark.slow
 def test_fit_in_graph_mode():
     from keras.src.trainers.trainer import model_supports_jit
 
@@ -577,6 +579,7 @@ def test_fit_in_graph_mode():
     assert np.all(np.isfinite(losses)) and losses[-1] < losses[0]
 
 
+@pytest.mark.slow
 def test_gradients_reach_the_encoder_through_the_memory():
     """The decoder starts from zeros: only the memory links it to the
     encoder."""
