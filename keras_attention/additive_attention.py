@@ -1,6 +1,7 @@
 """Bahdanau (additive) attention, with its projections."""
 
 import math
+from typing import Any
 
 import keras
 from keras import ops
@@ -99,14 +100,14 @@ class AdditiveAttention(BaseAttention):
 
     def __init__(
         self,
-        units,
-        use_bias=True,
-        normalize=False,
-        kernel_initializer="glorot_uniform",
-        bias_initializer="zeros",
-        kernel_regularizer=None,
-        kernel_constraint=None,
-        max_block_elements=DEFAULT_MAX_BLOCK_ELEMENTS,
+        units: int,
+        use_bias: bool = True,
+        normalize: bool = False,
+        kernel_initializer: Any = "glorot_uniform",
+        bias_initializer: Any = "zeros",
+        kernel_regularizer: Any = None,
+        kernel_constraint: Any = None,
+        max_block_elements: int | None = DEFAULT_MAX_BLOCK_ELEMENTS,
         **kwargs,
     ):
         super().__init__(**kwargs)

@@ -72,3 +72,59 @@ def alignment_state_spec(layer, batch_size, source_len):
         ),
         probe,
     )
+
+
+class AlignmentStateHooks:
+    """The stateful-attention hooks of `BaseAttention` (stateless here).
+
+    A stateful layer overrides `stateful` (to `True`),
+    `initial_alignment_state` and `stateful_alignment`.
+    """
+
+    @property
+    def stateful(self) -> bool:
+        """Whether the weights depend on the previous step's alignment."""
+        return False
+
+    def initial_alignment_state(self, memory_mask):
+        """The alignment state before the first step; `None` if stateless.
+
+        Args:
+            memory_mask: Boolean `(batch_size, S)`, `True` = attend.
+
+        Returns:
+            A tensor, or a dict of tensors, each of shape
+            `(batch_size, S, ...)`; `None` for a stateless layer.
+        """
+        return None
+
+    def stateful_alignment(
+        self, query, projected_key, value_mask, alignment_state
+    ):
+        """Weights and next alignment state of one step (stateful layers).
+
+        Args:
+            query: `(batch_size, Dq)` in the score dtype.
+            projected_key: `(batch_size, S, ...)`, from `project_key`.
+            value_mask: Boolean `(batch_size, S)` or `None`.
+            alignment_state: The previous step's alignment state.
+
+        Returns:
+            `(weights, next_alignment_state)`: float32 weights
+            `(batch_size, S)`, exactly zero at masked positions, and a state
+            of the structure, shapes and dtypes of `alignment_state`.
+        """
+        raise NotImplementedError(
+            f"{self.__class__.__name__} is stateful and must implement "
+            "`stateful_alignment`."
+        )
+
+    def alignment_state_spec(self, batch_size, source_len):
+        """`keras.KerasTensor`s of the alignment state; `None` if stateless.
+
+        Args:
+            batch_size: The batch size, or `None`.
+            source_len: The number of source positions `S`, or `None`.
+        """
+        return alignment_state_spec(self, batch_size, source_len)
+

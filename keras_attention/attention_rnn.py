@@ -112,7 +112,9 @@ class AttentionRNN(keras.layers.Layer):
     ```
     """
 
-    def __init__(self, wrapper, return_state=False, **kwargs):
+    def __init__(
+        self, wrapper: AttentionWrapper, return_state: bool = False, **kwargs
+    ):
         super().__init__(**kwargs)
         if not isinstance(wrapper, AttentionWrapper):
             raise ValueError(
@@ -161,8 +163,8 @@ class AttentionRNN(keras.layers.Layer):
         initial_state=None,
         inputs_mask=None,
         memory_mask=None,
-        training=None,
-    ):
+        training: bool | None = None,
+    ) -> tuple:
         self._validate_shapes(inputs.shape, memory.shape)
         wrapper = self.wrapper
         state = wrapper.get_initial_state(

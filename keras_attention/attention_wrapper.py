@@ -13,13 +13,12 @@ from keras_attention.checks import check_feature_shape
 from keras_attention.checks import check_mask
 from keras_attention.checks import check_positive_int
 from keras_attention.checks import shape_str
+from keras_attention.wiring import WIRINGS
 from keras_attention.rnn_cells import cell_output_size
 from keras_attention.rnn_cells import check_cell_state
 from keras_attention.rnn_cells import initial_cell_state
-from keras_attention.rnn_cells import previous_output
-from keras_attention.rnn_cells import run_cell
+from keras_attention.wiring import wiring_step
 
-WIRINGS = ("luong", "bahdanau")
 
 
 @keras.saving.register_keras_serializable(package="keras_attention")
@@ -113,14 +112,14 @@ class AttentionWrapper(keras.layers.Layer):
 
     def __init__(
         self,
-        cell,
-        attention,
-        attention_layer_size=None,
-        attention_activation="tanh",
-        attention_use_bias=False,
-        output_attention=True,
-        input_feeding=None,
-        wiring="luong",
+        cell: keras.layers.Layer,
+        attention: BaseAttention,
+        attention_layer_size: int | None = None,
+        attention_activation: Any = "tanh",
+        attention_use_bias: bool = False,
+        output_attention: bool = True,
+        input_feeding: bool | None = None,
+        wiring: str = "luong",
         **kwargs,
     ):
         super().__init__(**kwargs)
@@ -174,28 +173,28 @@ class AttentionWrapper(keras.layers.Layer):
     # ------------------------------------------------------------------
     # Sizes.
     @property
-    def feeds_attention(self):
+    def feeds_attention(self) -> bool:
         """Whether the cell input includes the previous attentional vector."""
         return self.wiring == "luong" and self.input_feeding is not False
 
     @property
-    def cell_output_size(self):
+    def cell_output_size(self) -> int:
         """Size of the cell output `y_t`, which is the attention query."""
         return cell_output_size(self.cell)
 
-    def attention_size(self, memory_dim):
+    def attention_size(self, memory_dim: int) -> int:
         """Size of the attentional vector `a_t` for a memory of `memory_dim`."""
         if self.attention_layer_size is not None:
             return self.attention_layer_size
         return memory_dim
 
-    def output_size(self, memory_dim):
+    def output_size(self, memory_dim: int) -> int:
         """Size of a step output for a memory of feature size `memory_dim`."""
         if self.output_attention:
             return self.attention_size(memory_dim)
         return self.cell_output_size
 
-    def cell_input_size(self, inputs_dim, memory_dim):
+    def cell_input_size(self, inputs_dim: int, memory_dim: int) -> int:
         """Size of the cell input for inputs and memory of these sizes."""
         if self.wiring == "bahdanau":
             return inputs_dim + memory_dim
@@ -222,7 +221,7 @@ class AttentionWrapper(keras.layers.Layer):
                 (memory_shape[0], self.cell_output_size), memory_shape
             )
 
-    def build(self, inputs_shape, memory_shape):
+    def build(self, inputs_shape: tuple, memory_shape: tuple) -> None:
         """Builds the cell, the attention and the attentional layer.
 
         Args:
@@ -321,17 +320,6 @@ class AttentionWrapper(keras.layers.Layer):
         state["attention"] = ops.cast(attention, self.compute_dtype)
         return state
 
-    def _attend(self, query, state, training, dropout_mask):
-        return self.attention.attend(
-            query,
-            state["memory"],
-            state["keys"],
-            value_mask=state["memory_mask"],
-            training=training,
-            alignment_state=state.get("alignment_state"),
-            dropout_mask=dropout_mask,
-        )
-
     def step(
         self, inputs, state, training: bool = False, dropout_mask=None
     ) -> tuple:
@@ -358,53 +346,7 @@ class AttentionWrapper(keras.layers.Layer):
         self._validate_inputs_shape(inputs.shape)
         if not self.built:
             self.build(inputs.shape, state["memory"].shape)
-        cell_state = state["cell_state"]
-        if self.wiring == "bahdanau":
-            query = previous_output(self.cell, cell_state)
-            attended = self._attend(query, state, training, dropout_mask)
-            cell_inputs = ops.concatenate(
-                [
-                    ops.cast(inputs, self.cell.compute_dtype),
-                    ops.cast(attended[0], self.cell.compute_dtype),
-                ],
-                axis=-1,
-            )
-            cell_output, new_cell_state = run_cell(
-                self.cell, cell_inputs, cell_state, training
-            )
-        else:
-            cell_inputs = inputs
-            if self.feeds_attention:
-                cell_inputs = ops.concatenate(
-                    [
-                        ops.cast(inputs, self.cell.compute_dtype),
-                        ops.cast(state["attention"], self.cell.compute_dtype),
-                    ],
-                    axis=-1,
-                )
-            cell_output, new_cell_state = run_cell(
-                self.cell, cell_inputs, cell_state, training
-            )
-            attended = self._attend(
-                cell_output, state, training, dropout_mask
-            )
-        context, weights = attended[:2]
-        if self.attention_layer is not None:
-            attentional = self.attention_layer(context, cell_output)
-        else:
-            attentional = context
-        attentional = ops.cast(attentional, self.compute_dtype)
-        output = attentional if self.output_attention else cell_output
-        new_state = dict(state)
-        new_state["cell_state"] = new_cell_state
-        new_state["attention"] = attentional
-        if self.attention.stateful:
-            new_state["alignment_state"] = attended[2]
-        return (
-            ops.cast(output, self.compute_dtype),
-            new_state,
-            ops.cast(weights, self.compute_dtype),
-        )
+        return wiring_step(self, inputs, state, training, dropout_mask)
 
     def get_config(self):
         config = super().get_config()

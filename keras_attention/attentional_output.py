@@ -1,5 +1,7 @@
 """Luong's attentional hidden state: `tanh(W_c [c_t; h_t])`."""
 
+from typing import Any
+
 import keras
 from keras import ops
 
@@ -75,15 +77,15 @@ class AttentionalOutput(keras.layers.Layer):
 
     def __init__(
         self,
-        units,
-        activation="tanh",
-        use_bias=False,
-        kernel_initializer="glorot_uniform",
-        bias_initializer="zeros",
-        kernel_regularizer=None,
-        bias_regularizer=None,
-        kernel_constraint=None,
-        bias_constraint=None,
+        units: int,
+        activation: Any = "tanh",
+        use_bias: bool = False,
+        kernel_initializer: Any = "glorot_uniform",
+        bias_initializer: Any = "zeros",
+        kernel_regularizer: Any = None,
+        bias_regularizer: Any = None,
+        kernel_constraint: Any = None,
+        bias_constraint: Any = None,
         **kwargs,
     ):
         super().__init__(**kwargs)
@@ -152,7 +154,7 @@ class AttentionalOutput(keras.layers.Layer):
                 dtype=self.dtype,
             )
 
-    def call(self, context, decoder_output):
+    def call(self, context, decoder_output) -> Any:
         self._validate_shapes(context.shape, decoder_output.shape)
         dtype = self.compute_dtype
         concat = ops.concatenate(

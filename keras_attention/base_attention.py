@@ -5,10 +5,11 @@ from typing import Any
 import keras
 from keras import ops
 
-from keras_attention.alignment_state import alignment_state_spec
+from keras_attention.alignment_state import AlignmentStateHooks
 from keras_attention.alignment_state import check_alignment_state
 from keras_attention.alignment_state import check_stateful_step
 from keras_attention.alignment_state import keep_rows
+from keras_attention.attention_dropout import AttentionDropout
 from keras_attention.attention_shapes import attention_output_shapes
 from keras_attention.attention_shapes import check_floating_inputs
 from keras_attention.attention_shapes import validate_attention_shapes
@@ -24,7 +25,9 @@ _shape_str = shape_str
 __all__ = ["BaseAttention", "masked_softmax"]
 
 
-class BaseAttention(keras.layers.Layer):
+class BaseAttention(
+    AlignmentStateHooks, AttentionDropout, keras.layers.Layer
+):
     """Base class of the attention layers of `keras_attention`.
 
     It owns everything the scores share: input validation, masks (Keras
@@ -110,7 +113,7 @@ class BaseAttention(keras.layers.Layer):
 
     # ------------------------------------------------------------------
     # To be implemented by the scores.
-    def project_key(self, key):
+    def project_key(self, key) -> Any:
         """Processes the keys once per memory (e.g. `k W1` for additive).
 
         Step-wise decoders call this once per source sentence (through
@@ -119,61 +122,12 @@ class BaseAttention(keras.layers.Layer):
         """
         return key
 
-    def score(self, query, projected_key):
+    def score(self, query, projected_key) -> Any:
         """Unnormalised scores `(batch_size, Tq, S)` of rank-3 queries."""
         raise NotImplementedError
 
     def _check_feature_sizes(self, query_shape, value_shape, key_shape):
         """Hook for score-specific feature size checks."""
-
-    # ------------------------------------------------------------------
-    # Stateful attention (see the class docstring).
-    @property
-    def stateful(self) -> bool:
-        """Whether the weights depend on the previous step's alignment."""
-        return False
-
-    def initial_alignment_state(self, memory_mask):
-        """The alignment state before the first step; `None` if stateless.
-
-        Args:
-            memory_mask: Boolean `(batch_size, S)`, `True` = attend.
-
-        Returns:
-            A tensor, or a dict of tensors, each of shape
-            `(batch_size, S, ...)`; `None` for a stateless layer.
-        """
-        return None
-
-    def stateful_alignment(
-        self, query, projected_key, value_mask, alignment_state
-    ):
-        """Weights and next alignment state of one step (stateful layers).
-
-        Args:
-            query: `(batch_size, Dq)` in the score dtype.
-            projected_key: `(batch_size, S, ...)`, from `project_key`.
-            value_mask: Boolean `(batch_size, S)` or `None`.
-            alignment_state: The previous step's alignment state.
-
-        Returns:
-            `(weights, next_alignment_state)`: float32 weights
-            `(batch_size, S)`, exactly zero at masked positions, and a state
-            of the structure, shapes and dtypes of `alignment_state`.
-        """
-        raise NotImplementedError(
-            f"{self.__class__.__name__} is stateful and must implement "
-            "`stateful_alignment`."
-        )
-
-    def alignment_state_spec(self, batch_size, source_len):
-        """`keras.KerasTensor`s of the alignment state; `None` if stateless.
-
-        Args:
-            batch_size: The batch size, or `None`.
-            source_len: The number of source positions `S`, or `None`.
-        """
-        return alignment_state_spec(self, batch_size, source_len)
 
     # ------------------------------------------------------------------
     def _validate_shapes(self, query_shape, value_shape, key_shape=None):
@@ -377,40 +331,6 @@ class BaseAttention(keras.layers.Layer):
         if self.stateful:
             return context, weights, next_state
         return context, weights
-
-    # ------------------------------------------------------------------
-    # Dropout of the attention weights: the one implementation, used by
-    # `attend` and (through `draw_dropout_mask`) by `AttentionRNN`.
-    def draw_dropout_mask(self, shape):
-        """A boolean keep mask of `shape` for `attention_dropout`.
-
-        Each entry is `True` with probability `1 - dropout`, drawn from the
-        layer's seed generator. Loops that must not draw random numbers
-        inside (`AttentionRNN`'s scan) draw the masks of all steps at once.
-        """
-        return (
-            keras.random.uniform(shape, seed=self.seed_generator)
-            >= self.dropout
-        )
-
-    def attention_dropout(self, weights, training=None, keep_mask=None):
-        """The weights with dropout: dropped entries 0, the others scaled.
-
-        Kept entries are divided by `1 - dropout`. Outside training, or with
-        `dropout=0`, the weights are returned unchanged.
-
-        Args:
-            weights: Attention weights, any shape.
-            training: Python boolean, whether dropout is applied.
-            keep_mask: Optional boolean mask of the shape of `weights`
-                (`True` = keep). Defaults to `draw_dropout_mask(shape)`.
-        """
-        if not training or self.dropout == 0:
-            return weights
-        if keep_mask is None:
-            keep_mask = self.draw_dropout_mask(ops.shape(weights))
-        scale = ops.cast(1.0 / (1.0 - self.dropout), weights.dtype)
-        return ops.where(keep_mask, weights * scale, ops.zeros_like(weights))
 
     # ------------------------------------------------------------------
     def compute_mask(self, query, previous_mask=None):

@@ -70,7 +70,9 @@ class DotAttention(BaseAttention):
     ```
     """
 
-    def __init__(self, use_scale=False, scale_by_dim=False, **kwargs):
+    def __init__(
+        self, use_scale: bool = False, scale_by_dim: bool = False, **kwargs
+    ):
         super().__init__(**kwargs)
         self.use_scale = use_scale
         self.scale_by_dim = scale_by_dim

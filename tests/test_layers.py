@@ -587,9 +587,14 @@ def test_public_api():
         if not inspect.isclass(obj):
             continue
         # Public methods and properties the package adds are documented.
-        for attr, member in vars(obj).items():
-            if attr.startswith("_") or attr in layer_methods:
+        for attr in dir(obj):
+            owner = next(c for c in obj.__mro__ if attr in vars(c))
+            ours = owner.__module__.startswith("keras_attention")
+            if attr.startswith("_") or attr in layer_methods or not ours:
                 continue
+            member = inspect.getattr_static(obj, attr)
+            if isinstance(member, (staticmethod, classmethod)):
+                member = member.__func__
             if callable(member) or isinstance(member, property):
                 assert inspect.getdoc(member), f"{name}.{attr} undocumented"
         if issubclass(obj, keras.layers.Layer) and obj is not BaseAttention:
