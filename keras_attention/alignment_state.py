@@ -99,7 +99,7 @@ class AlignmentStateHooks:
         return None
 
     def stateful_alignment(
-        self, query, projected_key, value_mask, alignment_state
+        self, query, projected_key, value_mask, alignment_state, training=None
     ):
         """Weights and next alignment state of one step (stateful layers).
 
@@ -108,6 +108,8 @@ class AlignmentStateHooks:
             projected_key: `(batch_size, S, ...)`, from `project_key`.
             value_mask: Boolean `(batch_size, S)` or `None`.
             alignment_state: The previous step's alignment state.
+            training: Python boolean, for training-only noise (e.g. the
+                sigmoid noise of monotonic attention).
 
         Returns:
             `(weights, next_alignment_state)`: float32 weights

@@ -51,7 +51,8 @@ class BaseAttention(
     Stateful attention: a layer whose weights depend on the previous
     step's (monotonic, location-sensitive attention) returns `True` from
     `stateful`, implements `initial_alignment_state(memory_mask)` and
-    `stateful_alignment(query, projected_key, value_mask, alignment_state)`
+    `stateful_alignment(query, projected_key, value_mask, alignment_state,
+    training=None)`
     (the weights and the next alignment state of one decoder step, in place
     of `score` and the softmax), and runs step-wise only: `attend` and
     `call` then take one decoder step (a rank-2 query) and an
@@ -300,6 +301,7 @@ class BaseAttention(
                 ops.cast(projected_key, self.score_dtype),
                 value_mask,
                 alignment_state,
+                training=training,
             )
         else:
             if single_step:
@@ -338,6 +340,8 @@ class BaseAttention(
         # context; the weights carry no mask.
         if previous_mask is None:
             return None
+        if self.stateful:
+            return [previous_mask, None, None]
         return [previous_mask, None]
 
     def compute_output_shape(self, query_shape, value_shape, key_shape=None):

@@ -48,7 +48,7 @@ class PreviousWeightsAttention(DotAttention):
         return {"weights": zeros, "cumulative": zeros}
 
     def stateful_alignment(
-        self, query, projected_key, value_mask, alignment_state
+        self, query, projected_key, value_mask, alignment_state, training=None
     ):
         scores = dot_score(ops.expand_dims(query, 1), projected_key)[:, 0]
         previous = ops.cast(alignment_state["weights"], scores.dtype)
@@ -303,3 +303,32 @@ def test_fit_and_keras_file_round_trip(tmp_path):
     attention = loaded.get_layer("decoder").wrapper.attention
     assert type(attention) is PreviousWeightsAttention
     assert float(to_np(attention.gain)) == float(to_np(gain))
+
+
+class TrainingOnlyFirstPosition(PreviousWeightsAttention):
+    """In training, all the weight on source position 0 (a stand-in for
+    training-only noise such as monotonic attention's)."""
+
+    def stateful_alignment(
+        self, query, projected_key, value_mask, alignment_state, training=None
+    ):
+        weights, state = super().stateful_alignment(
+            query, projected_key, value_mask, alignment_state
+        )
+        if training:
+            first = ops.arange(ops.shape(weights)[1]) == 0
+            weights = ops.broadcast_to(
+                ops.cast(first, weights.dtype), ops.shape(weights)
+            )
+        return weights, state
+
+
+def test_training_reaches_stateful_alignment():
+    rng = np.random.default_rng(4)
+    query = rng.normal(size=(2, D)).astype("float32")
+    memory = rng.normal(size=(2, 3, D)).astype("float32")
+    layer = TrainingOnlyFirstPosition()
+    _, weights, _ = layer(query, memory, training=True)
+    np.testing.assert_array_equal(to_np(weights), [[1, 0, 0], [1, 0, 0]])
+    _, weights, _ = layer(query, memory, training=False)
+    assert np.all(to_np(weights)[:, 1:] > 0)
