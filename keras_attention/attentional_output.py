@@ -6,6 +6,7 @@ import keras
 from keras import ops
 
 from keras_attention.checks import check_positive_int
+from keras_attention.checks import check_same_batch
 from keras_attention.checks import shape_str
 
 
@@ -115,15 +116,19 @@ class AttentionalOutput(keras.layers.Layer):
                 "must both have rank 3 (batch_size, T, D) or both rank 2 "
                 f"(batch_size, D). {received}"
             )
-        for i, axis in ((0, "batch size"), (1, "number of steps")):
-            if i >= len(context_shape) - 1:
-                continue
-            a, b = context_shape[i], decoder_output_shape[i]
-            if a is not None and b is not None and a != b:
-                raise ValueError(
-                    f"{self.__class__.__name__}: `context` and "
-                    f"`decoder_output` must have the same {axis}. {received}"
-                )
+        check_same_batch(
+            self.__class__.__name__,
+            context=context_shape,
+            decoder_output=decoder_output_shape,
+        )
+        if len(context_shape) == 3 and None not in (
+            context_shape[1],
+            decoder_output_shape[1],
+        ) and context_shape[1] != decoder_output_shape[1]:
+            raise ValueError(
+                f"{self.__class__.__name__}: `context` and `decoder_output` "
+                f"must have the same number of steps. {received}"
+            )
         if context_shape[-1] is None or decoder_output_shape[-1] is None:
             raise ValueError(
                 f"{self.__class__.__name__}: the last (feature) dimension of "
