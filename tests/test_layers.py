@@ -770,3 +770,22 @@ def test_attend_with_a_given_dropout_mask(name, rank):
     np.testing.assert_allclose(
         to_np(plain), np.einsum("b...s,bsd->b...d", w, v), atol=1e-5
     )
+
+
+@pytest.mark.parametrize("name", BASIC)
+@pytest.mark.parametrize("policy", ["mixed_float16", "mixed_bfloat16"])
+def test_non_finite_masked_values_under_mixed_precision(name, policy):
+    keras.config.set_dtype_policy(policy)
+    layer = LAYERS[name]()
+    q, v = rand(2, 3, 4, seed=27), rand(2, 5, 4, seed=28)
+    mask = np.array([[1, 1, 0, 0, 1], [0, 0, 0, 0, 0]], bool)
+    clean = np.where(mask[..., None], v, 0.0).astype("float32")
+    dirty = np.where(mask[..., None], v, np.nan).astype("float32")
+    want = layer(q, clean, value_mask=mask)
+    (context, weights), grads = gradients(
+        lambda q, v: layer(q, v, value_mask=mask), q, dirty
+    )
+    np.testing.assert_array_equal(to_np(context), to_np(want[0]))
+    np.testing.assert_array_equal(to_np(weights), to_np(want[1]))
+    for grad in grads:
+        assert np.all(np.isfinite(to_np(grad)))
