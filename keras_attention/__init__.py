@@ -1,7 +1,9 @@
 """Attention layers for Keras 3: Luong dot and general, Bahdanau additive.
 
 Also: the RNN wrappers for step-wise attention with input feeding, in-graph
-greedy and beam search decoders, and attention plots.
+greedy and beam search decoders, and attention plots. Importing the package
+registers its layers with Keras, so a `.keras` file that uses them loads
+after `import keras_attention`.
 """
 
 from keras_attention import alignment
@@ -25,3 +27,27 @@ from keras_attention.version import __version__
 from keras_attention.visualization import attention_text_grid
 from keras_attention.visualization import plot_attention
 from keras_attention.visualization import plot_attention_grid
+
+__all__ = [
+    "AdditiveAttention",
+    "AttentionPlotCallback",
+    "AttentionRNN",
+    "AttentionWrapper",
+    "AttentionalOutput",
+    "BaseAttention",
+    "DotAttention",
+    "GuidedAlignmentLoss",
+    "MultiplicativeAttention",
+    "__version__",
+    "alignment",
+    "attention_text_grid",
+    "beam_search_decode",
+    "beam_search_nbest",
+    "callbacks",
+    "decoding",
+    "greedy_decode",
+    "plot_attention",
+    "plot_attention_grid",
+    "sample_decode",
+    "visualization",
+]

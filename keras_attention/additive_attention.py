@@ -1,11 +1,13 @@
 """Bahdanau (additive) attention, with its projections."""
 
 import math
+from typing import Any
 
 import keras
 from keras import ops
 
 from keras_attention.base_attention import BaseAttention
+from keras_attention.checks import check_positive_int
 from keras_attention.scores import additive_score
 
 DEFAULT_MAX_BLOCK_ELEMENTS = 1 << 19
@@ -98,39 +100,27 @@ class AdditiveAttention(BaseAttention):
 
     def __init__(
         self,
-        units,
-        use_bias=True,
-        normalize=False,
-        kernel_initializer="glorot_uniform",
-        bias_initializer="zeros",
-        kernel_regularizer=None,
-        kernel_constraint=None,
-        max_block_elements=DEFAULT_MAX_BLOCK_ELEMENTS,
+        units: int,
+        use_bias: bool = True,
+        normalize: bool = False,
+        kernel_initializer: Any = "glorot_uniform",
+        bias_initializer: Any = "zeros",
+        kernel_regularizer: Any = None,
+        kernel_constraint: Any = None,
+        max_block_elements: int | None = DEFAULT_MAX_BLOCK_ELEMENTS,
         **kwargs,
     ):
         super().__init__(**kwargs)
-        if isinstance(units, bool) or not isinstance(units, int) or units <= 0:
-            raise ValueError(
-                "`units` must be a positive integer. "
-                f"Received: units={units!r}"
-            )
-        if max_block_elements is not None and (
-            isinstance(max_block_elements, bool)
-            or not isinstance(max_block_elements, int)
-            or max_block_elements <= 0
-        ):
-            raise ValueError(
-                "`max_block_elements` must be a positive integer or None. "
-                f"Received: max_block_elements={max_block_elements!r}"
-            )
-        self.units = units
+        self.units = check_positive_int("units", units)
         self.use_bias = use_bias
         self.normalize = normalize
         self.kernel_initializer = keras.initializers.get(kernel_initializer)
         self.bias_initializer = keras.initializers.get(bias_initializer)
         self.kernel_regularizer = keras.regularizers.get(kernel_regularizer)
         self.kernel_constraint = keras.constraints.get(kernel_constraint)
-        self.max_block_elements = max_block_elements
+        self.max_block_elements = check_positive_int(
+            "max_block_elements", max_block_elements, allow_none=True
+        )
 
     def build(self, query_shape, value_shape, key_shape=None):
         query_shape, _, key_shape = self._validate_shapes(

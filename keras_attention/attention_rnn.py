@@ -7,38 +7,12 @@ from keras import ops
 from keras import tree
 
 from keras_attention.attention_wrapper import AttentionWrapper
-from keras_attention.base_attention import _shape_str
-
-
-def _dropout_cells(cell):
-    """The cells of `cell` (recursing into stacks) that cache dropout masks."""
-    if isinstance(cell, keras.layers.StackedRNNCells):
-        return [c for sub in cell.cells for c in _dropout_cells(sub)]
-    if hasattr(cell, "get_dropout_mask") and hasattr(
-        cell, "reset_dropout_mask"
-    ):
-        return [cell]
-    return []
-
-
-def _prepare_dropout_masks(cell, cell_inputs, cell_state):
-    """Creates the cells' dropout masks before the loop, as `keras.layers.RNN`.
-
-    A Keras cell draws its dropout masks on its first call and reuses them
-    at every step; drawing them inside the loop would leak loop tensors (and
-    break JAX's pure loops), so they are drawn here, once per call.
-    """
-    if isinstance(cell, keras.layers.StackedRNNCells):
-        inputs = cell_inputs
-        for sub, state in zip(cell.cells, cell_state):
-            _prepare_dropout_masks(sub, inputs, state)
-            state = list(state) if tree.is_nested(state) else [state]
-            inputs, _ = sub(inputs, state)
-        return
-    if hasattr(cell, "get_dropout_mask"):
-        cell.get_dropout_mask(cell_inputs)
-        first = tree.flatten(cell_state)[0]
-        cell.get_recurrent_dropout_mask(first)
+from keras_attention.checks import check_feature_shape
+from keras_attention.checks import check_mask
+from keras_attention.checks import check_same_batch
+from keras_attention.rnn_cells import dropout_cells
+from keras_attention.rnn_cells import prepare_dropout_masks
+from keras_attention.rnn_cells import reset_dropout_masks
 
 
 @keras.saving.register_keras_serializable(package="keras_attention")
@@ -138,7 +112,9 @@ class AttentionRNN(keras.layers.Layer):
     ```
     """
 
-    def __init__(self, wrapper, return_state=False, **kwargs):
+    def __init__(
+        self, wrapper: AttentionWrapper, return_state: bool = False, **kwargs
+    ):
         super().__init__(**kwargs)
         if not isinstance(wrapper, AttentionWrapper):
             raise ValueError(
@@ -155,31 +131,14 @@ class AttentionRNN(keras.layers.Layer):
         self.supports_jit = False
 
     def _validate_shapes(self, inputs_shape, memory_shape):
-        inputs_shape = tuple(inputs_shape)
-        memory_shape = tuple(memory_shape)
-        if len(inputs_shape) != 3 or inputs_shape[-1] is None:
-            raise ValueError(
-                f"{self.__class__.__name__}: `inputs` must have shape "
-                "(batch_size, T, E) with a known E. Received: "
-                f"inputs.shape={_shape_str(inputs_shape)}"
-            )
-        if len(memory_shape) != 3 or memory_shape[-1] is None:
-            raise ValueError(
-                f"{self.__class__.__name__}: `memory` must have shape "
-                "(batch_size, S, D) with a known D. Received: "
-                f"memory.shape={_shape_str(memory_shape)}"
-            )
-        if (
-            inputs_shape[0] is not None
-            and memory_shape[0] is not None
-            and inputs_shape[0] != memory_shape[0]
-        ):
-            raise ValueError(
-                f"{self.__class__.__name__}: `inputs` and `memory` must have "
-                "the same batch size. Received: "
-                f"inputs.shape={_shape_str(inputs_shape)}, "
-                f"memory.shape={_shape_str(memory_shape)}"
-            )
+        owner = self.__class__.__name__
+        inputs_shape = check_feature_shape(
+            owner, "inputs", inputs_shape, "(batch_size, T, E)"
+        )
+        memory_shape = check_feature_shape(
+            owner, "memory", memory_shape, "(batch_size, S, D)"
+        )
+        check_same_batch(owner, inputs=inputs_shape, memory=memory_shape)
         return inputs_shape, memory_shape
 
     def build(self, inputs_shape, memory_shape, initial_state_shape=None):
@@ -189,7 +148,9 @@ class AttentionRNN(keras.layers.Layer):
         if not self.wrapper.built:
             self.wrapper.build((inputs_shape[0], inputs_shape[2]), memory_shape)
 
-    def get_initial_state(self, memory, memory_mask=None, cell_state=None):
+    def get_initial_state(
+        self, memory, memory_mask=None, cell_state=None
+    ) -> dict:
         """The wrapper's state for `memory`; see `AttentionWrapper`."""
         return self.wrapper.get_initial_state(
             memory, memory_mask=memory_mask, cell_state=cell_state
@@ -202,28 +163,27 @@ class AttentionRNN(keras.layers.Layer):
         initial_state=None,
         inputs_mask=None,
         memory_mask=None,
-        training=None,
-    ):
+        training: bool | None = None,
+    ) -> tuple:
         self._validate_shapes(inputs.shape, memory.shape)
         wrapper = self.wrapper
         state = wrapper.get_initial_state(
             memory, memory_mask=memory_mask, cell_state=initial_state
         )
-        constants = {
-            k: v
-            for k, v in state.items()
-            if k not in ("cell_state", "attention")
-        }
+        carried = ["cell_state", "attention"]
+        if wrapper.attention.stateful:
+            carried.append("alignment_state")
+        constants = {k: v for k, v in state.items() if k not in carried}
         dims = ops.shape(memory)
         batch_size, source_len = dims[0], dims[1]
         output_size = wrapper.output_size(memory.shape[-1])
 
-        cell_dropout = training and _dropout_cells(wrapper.cell)
+        cell_dropout = training and dropout_cells(wrapper.cell)
         if cell_dropout:
             cell_input_size = wrapper.cell_input_size(
                 inputs.shape[-1], memory.shape[-1]
             )
-            _prepare_dropout_masks(
+            prepare_dropout_masks(
                 wrapper.cell,
                 ops.zeros(
                     (batch_size, cell_input_size),
@@ -232,14 +192,12 @@ class AttentionRNN(keras.layers.Layer):
                 state["cell_state"],
             )
 
-        if inputs_mask is not None:
-            inputs_mask = ops.cast(inputs_mask, "bool")
-            if len(inputs_mask.shape) != 2:
-                raise ValueError(
-                    f"{self.__class__.__name__}: `inputs_mask` must have "
-                    f"shape {_shape_str(inputs.shape[:2])}. Received: "
-                    f"inputs_mask.shape={_shape_str(inputs_mask.shape)}"
-                )
+        inputs_mask = check_mask(
+            self.__class__.__name__,
+            "inputs_mask",
+            inputs_mask,
+            tuple(inputs.shape[:2]),
+        )
 
         # `keras.ops.scan` gets a single scanned tensor: on TensorFlow it
         # fails on several scanned tensors whose length is unknown when
@@ -258,11 +216,11 @@ class AttentionRNN(keras.layers.Layer):
             # The attention dropout masks of all steps, drawn before the
             # loop: no random state is updated inside it (JAX's `lax.scan`
             # cannot leak it out).
-            noise = keras.random.uniform(
-                (batch_size, ops.shape(inputs)[1], source_len),
-                seed=attention.seed_generator,
+            parts.append(
+                attention.draw_dropout_mask(
+                    (batch_size, ops.shape(inputs)[1], source_len)
+                )
             )
-            parts.append(noise >= attention.dropout)
         packed = ops.concatenate(
             [ops.cast(p, inputs.dtype) for p in parts], axis=-1
         )
@@ -270,33 +228,29 @@ class AttentionRNN(keras.layers.Layer):
 
         def step(carry, x_t):
             loop_state = dict(constants)
-            loop_state["cell_state"] = carry["cell_state"]
-            loop_state["attention"] = carry["attention"]
-            dropout_keep = None
+            for k in carried:
+                loop_state[k] = carry[k]
+            dropout_mask = None
             if dropout:
-                dropout_keep = x_t[:, size + int(masked) :] > 0.5
+                dropout_mask = x_t[:, size + int(masked) :] > 0.5
             # The reshape restores the static feature size, which slicing
             # a tensor of unknown width loses.
-            output, new_state, weights = wrapper._step(
+            output, new_state, weights = wrapper.step(
                 ops.reshape(x_t[:, :size], (-1, size)),
                 loop_state,
                 training=training,
-                dropout_keep=dropout_keep,
+                dropout_mask=dropout_mask,
             )
-            new_carry = {
-                "cell_state": new_state["cell_state"],
-                "attention": new_state["attention"],
-                "output": ops.cast(output, self.compute_dtype),
-                "weights": ops.cast(weights, self.compute_dtype),
-            }
+            new_carry = {k: new_state[k] for k in carried}
+            new_carry["output"] = ops.cast(output, self.compute_dtype)
+            new_carry["weights"] = ops.cast(weights, self.compute_dtype)
             if masked:
                 keep = x_t[:, size : size + 1] > 0.5
-                old = {
-                    "cell_state": carry["cell_state"],
-                    "attention": carry["attention"],
-                    "output": ops.zeros_like(new_carry["output"]),
-                    "weights": ops.zeros_like(new_carry["weights"]),
-                }
+                # A padded step keeps the state (cell, attentional vector,
+                # alignment) and outputs zeros.
+                old = {k: carry[k] for k in carried}
+                old["output"] = ops.zeros_like(new_carry["output"])
+                old["weights"] = ops.zeros_like(new_carry["weights"])
                 new_carry = tree.map_structure(
                     lambda n, o: ops.where(keep, n, o), new_carry, old
                 )
@@ -304,18 +258,14 @@ class AttentionRNN(keras.layers.Layer):
             # have the structure of the carry: emit the whole carry.
             return new_carry, new_carry
 
-        init = {
-            "cell_state": state["cell_state"],
-            "attention": state["attention"],
-            "output": ops.zeros((batch_size, output_size), self.compute_dtype),
-            "weights": ops.zeros((batch_size, source_len), self.compute_dtype),
-        }
+        init = {k: state[k] for k in carried}
+        dtype = self.compute_dtype
+        init["output"] = ops.zeros((batch_size, output_size), dtype)
+        init["weights"] = ops.zeros((batch_size, source_len), dtype)
         final, history = ops.scan(step, init, time_major)
 
         if cell_dropout:
-            for cell in _dropout_cells(wrapper.cell):
-                cell.reset_dropout_mask()
-                cell.reset_recurrent_dropout_mask()
+            reset_dropout_masks(wrapper.cell)
 
         outputs = ops.cast(
             ops.transpose(history["output"], (1, 0, 2)), self.compute_dtype
@@ -325,10 +275,7 @@ class AttentionRNN(keras.layers.Layer):
         )
         if not self.return_state:
             return outputs, alignments
-        final_state = {
-            "cell_state": final["cell_state"],
-            "attention": final["attention"],
-        }
+        final_state = {k: final[k] for k in carried}
         return outputs, alignments, final_state
 
     def compute_mask(self, inputs, previous_mask=None):
@@ -338,8 +285,8 @@ class AttentionRNN(keras.layers.Layer):
         # carry none.
         return [previous_mask, None]
 
-    def _final_state_spec(self, batch_size, memory_dim):
-        template = self.wrapper._cell_state_template(1)
+    def _final_state_spec(self, batch_size, memory_shape):
+        template = self.wrapper.initial_cell_state(1)
         cell_state = tree.map_structure(
             lambda t: keras.KerasTensor(
                 (batch_size,) + tuple(t.shape[1:]),
@@ -348,10 +295,17 @@ class AttentionRNN(keras.layers.Layer):
             template,
         )
         attention = keras.KerasTensor(
-            (batch_size, self.wrapper.attention_size(memory_dim)),
+            (batch_size, self.wrapper.attention_size(memory_shape[-1])),
             dtype=self.wrapper.compute_dtype,
         )
-        return {"cell_state": cell_state, "attention": attention}
+        spec = {"cell_state": cell_state, "attention": attention}
+        if self.wrapper.attention.stateful:
+            spec["alignment_state"] = (
+                self.wrapper.attention.alignment_state_spec(
+                    batch_size, memory_shape[1]
+                )
+            )
+        return spec
 
     def compute_output_spec(
         self,
@@ -385,7 +339,7 @@ class AttentionRNN(keras.layers.Layer):
         return (
             outputs,
             alignments,
-            self._final_state_spec(batch_size, memory_shape[-1]),
+            self._final_state_spec(batch_size, memory_shape),
         )
 
     def get_config(self):

@@ -1,6 +1,7 @@
 """Step-wise attention around a Keras RNN cell (Luong and Bahdanau wirings)."""
 
 import copy
+from typing import Any
 
 import keras
 from keras import ops
@@ -8,30 +9,16 @@ from keras import tree
 
 from keras_attention.attentional_output import AttentionalOutput
 from keras_attention.base_attention import BaseAttention
-from keras_attention.base_attention import _shape_str
+from keras_attention.checks import check_feature_shape
+from keras_attention.checks import check_mask
+from keras_attention.checks import check_positive_int
+from keras_attention.checks import shape_str
+from keras_attention.wiring import WIRINGS
+from keras_attention.rnn_cells import cell_output_size
+from keras_attention.rnn_cells import check_cell_state
+from keras_attention.rnn_cells import initial_cell_state
+from keras_attention.wiring import wiring_step
 
-WIRINGS = ("luong", "bahdanau")
-
-
-def _cell_output_size(cell):
-    output_size = getattr(cell, "output_size", None)
-    if output_size is not None:
-        return output_size
-    state_size = cell.state_size
-    if isinstance(state_size, (list, tuple)):
-        return tree.flatten(state_size)[0]
-    return state_size
-
-
-def _previous_output(cell, cell_state):
-    """The output of the previous step, read from a cell state.
-
-    Keras cells keep their output as the first state tensor (`h` of `[h, c]`
-    for `LSTMCell`); a `StackedRNNCells` outputs the top cell's.
-    """
-    if isinstance(cell, keras.layers.StackedRNNCells):
-        return _previous_output(cell.cells[-1], cell_state[-1])
-    return tree.flatten(cell_state)[0]
 
 
 @keras.saving.register_keras_serializable(package="keras_attention")
@@ -125,14 +112,14 @@ class AttentionWrapper(keras.layers.Layer):
 
     def __init__(
         self,
-        cell,
-        attention,
-        attention_layer_size=None,
-        attention_activation="tanh",
-        attention_use_bias=False,
-        output_attention=True,
-        input_feeding=None,
-        wiring="luong",
+        cell: keras.layers.Layer,
+        attention: BaseAttention,
+        attention_layer_size: int | None = None,
+        attention_activation: Any = "tanh",
+        attention_use_bias: bool = False,
+        output_attention: bool = True,
+        input_feeding: bool | None = None,
+        wiring: str = "luong",
         **kwargs,
     ):
         super().__init__(**kwargs)
@@ -154,15 +141,9 @@ class AttentionWrapper(keras.layers.Layer):
                 f"`wiring` must be one of {WIRINGS}. "
                 f"Received: wiring={wiring!r}"
             )
-        if attention_layer_size is not None and (
-            isinstance(attention_layer_size, bool)
-            or not isinstance(attention_layer_size, int)
-            or attention_layer_size <= 0
-        ):
-            raise ValueError(
-                "`attention_layer_size` must be a positive integer or None. "
-                f"Received: attention_layer_size={attention_layer_size!r}"
-            )
+        check_positive_int(
+            "attention_layer_size", attention_layer_size, allow_none=True
+        )
         if wiring == "bahdanau" and input_feeding:
             raise ValueError(
                 "`input_feeding` is part of the Luong wiring; the Bahdanau "
@@ -192,28 +173,28 @@ class AttentionWrapper(keras.layers.Layer):
     # ------------------------------------------------------------------
     # Sizes.
     @property
-    def feeds_attention(self):
+    def feeds_attention(self) -> bool:
         """Whether the cell input includes the previous attentional vector."""
         return self.wiring == "luong" and self.input_feeding is not False
 
     @property
-    def cell_output_size(self):
+    def cell_output_size(self) -> int:
         """Size of the cell output `y_t`, which is the attention query."""
-        return _cell_output_size(self.cell)
+        return cell_output_size(self.cell)
 
-    def attention_size(self, memory_dim):
+    def attention_size(self, memory_dim: int) -> int:
         """Size of the attentional vector `a_t` for a memory of `memory_dim`."""
         if self.attention_layer_size is not None:
             return self.attention_layer_size
         return memory_dim
 
-    def output_size(self, memory_dim):
+    def output_size(self, memory_dim: int) -> int:
         """Size of a step output for a memory of feature size `memory_dim`."""
         if self.output_attention:
             return self.attention_size(memory_dim)
         return self.cell_output_size
 
-    def cell_input_size(self, inputs_dim, memory_dim):
+    def cell_input_size(self, inputs_dim: int, memory_dim: int) -> int:
         """Size of the cell input for inputs and memory of these sizes."""
         if self.wiring == "bahdanau":
             return inputs_dim + memory_dim
@@ -223,25 +204,16 @@ class AttentionWrapper(keras.layers.Layer):
 
     # ------------------------------------------------------------------
     def _validate_memory_shape(self, memory_shape):
-        memory_shape = tuple(memory_shape)
-        if len(memory_shape) != 3 or memory_shape[-1] is None:
-            raise ValueError(
-                f"{self.__class__.__name__}: `memory` must have shape "
-                "(batch_size, S, D) with a known D. Received: "
-                f"memory.shape={_shape_str(memory_shape)}"
-            )
-        return memory_shape
+        return check_feature_shape(
+            self.__class__.__name__, "memory", memory_shape,
+            "(batch_size, S, D)",
+        )
 
     def _validate_inputs_shape(self, inputs_shape, rank=2):
-        inputs_shape = tuple(inputs_shape)
-        expected = "(batch_size, E)" if rank == 2 else "(batch_size, T, E)"
-        if len(inputs_shape) != rank or inputs_shape[-1] is None:
-            raise ValueError(
-                f"{self.__class__.__name__}: `inputs` must have shape "
-                f"{expected} with a known E. Received: "
-                f"inputs.shape={_shape_str(inputs_shape)}"
-            )
-        return inputs_shape
+        layout = "(batch_size, E)" if rank == 2 else "(batch_size, T, E)"
+        return check_feature_shape(
+            self.__class__.__name__, "inputs", inputs_shape, layout
+        )
 
     def _build_attention(self, memory_shape):
         if not self.attention.built:
@@ -249,7 +221,7 @@ class AttentionWrapper(keras.layers.Layer):
                 (memory_shape[0], self.cell_output_size), memory_shape
             )
 
-    def build(self, inputs_shape, memory_shape):
+    def build(self, inputs_shape: tuple, memory_shape: tuple) -> None:
         """Builds the cell, the attention and the attentional layer.
 
         Args:
@@ -275,24 +247,28 @@ class AttentionWrapper(keras.layers.Layer):
             )
 
     # ------------------------------------------------------------------
-    def _cell_state_template(self, batch_size):
-        state = self.cell.get_initial_state(batch_size=batch_size)
-        if not tree.is_nested(state):
-            state = [state]
-        return state
+    def initial_cell_state(self, batch_size) -> list:
+        """The cell's zero state for `batch_size`, always nested.
+
+        A one-tensor state comes as a list of one tensor; this is the
+        structure `get_initial_state` checks `cell_state` against and
+        keeps in `"cell_state"`.
+        """
+        return initial_cell_state(self.cell, batch_size)
 
     def get_initial_state(
         self, memory, memory_mask=None, cell_state=None, attention=None
-    ):
+    ) -> dict[str, Any]:
         """The state before the first step, for a memory.
 
-        Projects the memory's keys once (`attention.project_key`); the
-        steps reuse them.
+        Prepares the memory once (`attention.prepare_memory`: the keys are
+        projected, masked positions zeroed); the steps reuse it.
 
         Args:
             memory: `(batch_size, S, D)` memory, e.g. encoder states.
-            memory_mask: Optional boolean `(batch_size, S)`, `True` for the
-                source positions to attend to. Defaults to all `True`.
+            memory_mask: Optional boolean (or integer 0/1)
+                `(batch_size, S)`, `True` for the source positions to attend
+                to. Defaults to all `True`.
             cell_state: Optional initial cell state, e.g. an encoder's final
                 state `[h, c]`, in the structure of the cell's state (a
                 tensor is accepted for a single-state cell). Defaults to the
@@ -303,59 +279,30 @@ class AttentionWrapper(keras.layers.Layer):
         Returns:
             A dict with `"cell_state"` (nested list of tensors),
             `"attention"` (`a_{t-1}`, `(batch_size, attention_size)`),
-            `"memory"`, `"keys"` (the projected keys) and `"memory_mask"`
-            (boolean `(batch_size, S)`). Every tensor has the batch size as
+            `"memory"`, `"keys"` (the projected keys), `"memory_mask"`
+            (boolean `(batch_size, S)`) and, for a stateful attention
+            layer, `"alignment_state"`. Every tensor has the batch size as
             leading dimension, so decoders can tile or gather the state.
+
+        Raises:
+            ValueError: on a memory, mask, cell state or attention vector
+                of the wrong shape, or a floating mask.
         """
+        owner = self.__class__.__name__
         memory_shape = self._validate_memory_shape(memory.shape)
         self._build_attention(memory_shape)
-        dims = ops.shape(memory)
-        batch_size, source_len = dims[0], dims[1]
-        memory = ops.cast(memory, self.attention.compute_dtype)
-        keys = self.attention.project_key(
-            ops.cast(memory, self.attention._score_dtype())
+        memory_mask = check_mask(
+            owner, "memory_mask", memory_mask, memory_shape[:2]
         )
-        if memory_mask is None:
-            memory_mask = ops.ones((batch_size, source_len), dtype="bool")
-        else:
-            mask_shape = tuple(memory_mask.shape)
-            if len(mask_shape) != 2 or any(
-                m is not None and e is not None and m != e
-                for m, e in zip(mask_shape, memory_shape[:2])
-            ):
-                raise ValueError(
-                    f"{self.__class__.__name__}: `memory_mask` must have "
-                    f"shape {_shape_str(memory_shape[:2])}. Received: "
-                    f"memory_mask.shape={_shape_str(mask_shape)}"
-                )
-            memory_mask = ops.cast(memory_mask, "bool")
+        state = self.attention.prepare_memory(memory, value_mask=memory_mask)
+        batch_size = ops.shape(memory)[0]
 
-        template = self._cell_state_template(batch_size)
+        template = self.initial_cell_state(batch_size)
         if cell_state is None:
             cell_state = template
         else:
-            given = tree.flatten(cell_state)
-            expected = tree.flatten(template)
-            if len(given) != len(expected):
-                raise ValueError(
-                    f"{self.__class__.__name__}: `cell_state` must have "
-                    f"{len(expected)} tensor(s), the structure of the cell "
-                    f"state. Received {len(given)} tensor(s) with shapes "
-                    + ", ".join(_shape_str(t.shape) for t in given)
-                )
-            for g, e in zip(given, expected):
-                if g.shape[-1] is not None and g.shape[-1] != e.shape[-1]:
-                    raise ValueError(
-                        f"{self.__class__.__name__}: `cell_state` tensors "
-                        "must have shapes "
-                        + ", ".join(
-                            _shape_str((None, t.shape[-1])) for t in expected
-                        )
-                        + ". Received: "
-                        + ", ".join(_shape_str(t.shape) for t in given)
-                    )
-            cell_state = tree.pack_sequence_as(template, given)
-        cell_state = tree.map_structure(
+            cell_state = check_cell_state(owner, cell_state, template)
+        state["cell_state"] = tree.map_structure(
             lambda t: ops.cast(t, self.cell.compute_dtype), cell_state
         )
 
@@ -366,62 +313,16 @@ class AttentionWrapper(keras.layers.Layer):
             )
         elif tuple(attention.shape)[-1] != attention_size:
             raise ValueError(
-                f"{self.__class__.__name__}: `attention` must have shape "
+                f"{owner}: `attention` must have shape "
                 f"(batch_size, {attention_size}). Received: "
-                f"attention.shape={_shape_str(attention.shape)}"
+                f"attention.shape={shape_str(attention.shape)}"
             )
-        return {
-            "cell_state": cell_state,
-            "attention": ops.cast(attention, self.compute_dtype),
-            "memory": memory,
-            "keys": keys,
-            "memory_mask": memory_mask,
-        }
+        state["attention"] = ops.cast(attention, self.compute_dtype)
+        return state
 
-    def _attend(self, query, state, training, dropout_keep=None):
-        if dropout_keep is None:
-            return self.attention.attend(
-                query,
-                state["memory"],
-                state["keys"],
-                value_mask=state["memory_mask"],
-                training=training,
-            )
-        # Dropout of the weights with a mask drawn before the loop (see
-        # AttentionRNN): `attention.dropout` as in `attend`, without drawing
-        # random numbers inside a loop.
-        _, weights = self.attention.attend(
-            query,
-            state["memory"],
-            state["keys"],
-            value_mask=state["memory_mask"],
-            training=False,
-        )
-        rate = self.attention.dropout
-        dropped = ops.where(
-            dropout_keep, weights / ops.cast(1.0 - rate, weights.dtype), 0.0
-        )
-        memory = state["memory"]
-        context = ops.squeeze(
-            ops.matmul(
-                ops.expand_dims(ops.cast(dropped, memory.dtype), 1), memory
-            ),
-            1,
-        )
-        return context, weights
-
-    def _run_cell(self, cell_inputs, cell_state, training):
-        kwargs = {}
-        if getattr(self.cell, "_call_has_training_arg", True):
-            kwargs["training"] = training
-        cell_inputs = ops.cast(cell_inputs, self.cell.compute_dtype)
-        output, new_state = self.cell(cell_inputs, cell_state, **kwargs)
-        # Keep the exact structure of the state (a while loop requires it;
-        # cells return a bare tensor or a list for a one-tensor state).
-        new_state = tree.pack_sequence_as(cell_state, tree.flatten(new_state))
-        return output, new_state
-
-    def step(self, inputs, state, training=False):
+    def step(
+        self, inputs, state, training: bool = False, dropout_mask=None
+    ) -> tuple:
         """One decoder step.
 
         Args:
@@ -429,65 +330,23 @@ class AttentionWrapper(keras.layers.Layer):
                 target token.
             state: The state from `get_initial_state` or the previous step.
             training: Python boolean, whether dropout is applied.
+            dropout_mask: Optional boolean `(batch_size, S)` keep mask of
+                the attention dropout (`attention.draw_dropout_mask`), for
+                loops that draw all steps' masks before they start
+                (`AttentionRNN`). Defaults to a mask drawn in the step, in
+                training.
 
         Returns:
             A tuple `(output, new_state, weights)`: the step output
             `(batch_size, output_size)`, the new state (same structure as
             `state`; memory, keys, mask and any extra entries are passed
-            through) and the attention weights `(batch_size, S)`.
+            through, the alignment state of a stateful attention layer is
+            updated) and the attention weights `(batch_size, S)`.
         """
-        return self._step(inputs, state, training)
-
-    def _step(self, inputs, state, training, dropout_keep=None):
         self._validate_inputs_shape(inputs.shape)
         if not self.built:
             self.build(inputs.shape, state["memory"].shape)
-        cell_state = state["cell_state"]
-        if self.wiring == "bahdanau":
-            query = _previous_output(self.cell, cell_state)
-            context, weights = self._attend(
-                query, state, training, dropout_keep
-            )
-            cell_inputs = ops.concatenate(
-                [
-                    ops.cast(inputs, self.cell.compute_dtype),
-                    ops.cast(context, self.cell.compute_dtype),
-                ],
-                axis=-1,
-            )
-            cell_output, new_cell_state = self._run_cell(
-                cell_inputs, cell_state, training
-            )
-        else:
-            cell_inputs = inputs
-            if self.feeds_attention:
-                cell_inputs = ops.concatenate(
-                    [
-                        ops.cast(inputs, self.cell.compute_dtype),
-                        ops.cast(state["attention"], self.cell.compute_dtype),
-                    ],
-                    axis=-1,
-                )
-            cell_output, new_cell_state = self._run_cell(
-                cell_inputs, cell_state, training
-            )
-            context, weights = self._attend(
-                cell_output, state, training, dropout_keep
-            )
-        if self.attention_layer is not None:
-            attentional = self.attention_layer(context, cell_output)
-        else:
-            attentional = context
-        attentional = ops.cast(attentional, self.compute_dtype)
-        output = attentional if self.output_attention else cell_output
-        new_state = dict(state)
-        new_state["cell_state"] = new_cell_state
-        new_state["attention"] = attentional
-        return (
-            ops.cast(output, self.compute_dtype),
-            new_state,
-            ops.cast(weights, self.compute_dtype),
-        )
+        return wiring_step(self, inputs, state, training, dropout_mask)
 
     def get_config(self):
         config = super().get_config()

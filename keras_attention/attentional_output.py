@@ -1,9 +1,13 @@
 """Luong's attentional hidden state: `tanh(W_c [c_t; h_t])`."""
 
+from typing import Any
+
 import keras
 from keras import ops
 
-from keras_attention.base_attention import _shape_str
+from keras_attention.checks import check_positive_int
+from keras_attention.checks import check_same_batch
+from keras_attention.checks import shape_str
 
 
 @keras.saving.register_keras_serializable(package="keras_attention")
@@ -74,24 +78,19 @@ class AttentionalOutput(keras.layers.Layer):
 
     def __init__(
         self,
-        units,
-        activation="tanh",
-        use_bias=False,
-        kernel_initializer="glorot_uniform",
-        bias_initializer="zeros",
-        kernel_regularizer=None,
-        bias_regularizer=None,
-        kernel_constraint=None,
-        bias_constraint=None,
+        units: int,
+        activation: Any = "tanh",
+        use_bias: bool = False,
+        kernel_initializer: Any = "glorot_uniform",
+        bias_initializer: Any = "zeros",
+        kernel_regularizer: Any = None,
+        bias_regularizer: Any = None,
+        kernel_constraint: Any = None,
+        bias_constraint: Any = None,
         **kwargs,
     ):
         super().__init__(**kwargs)
-        if isinstance(units, bool) or not isinstance(units, int) or units <= 0:
-            raise ValueError(
-                "`units` must be a positive integer. "
-                f"Received: units={units!r}"
-            )
-        self.units = units
+        self.units = check_positive_int("units", units)
         self.activation = keras.activations.get(activation)
         self.use_bias = use_bias
         self.kernel_initializer = keras.initializers.get(kernel_initializer)
@@ -106,8 +105,8 @@ class AttentionalOutput(keras.layers.Layer):
         context_shape = tuple(context_shape)
         decoder_output_shape = tuple(decoder_output_shape)
         received = (
-            f"Received: context.shape={_shape_str(context_shape)}, "
-            f"decoder_output.shape={_shape_str(decoder_output_shape)}"
+            f"Received: context.shape={shape_str(context_shape)}, "
+            f"decoder_output.shape={shape_str(decoder_output_shape)}"
         )
         if len(context_shape) not in (2, 3) or len(
             decoder_output_shape
@@ -117,15 +116,19 @@ class AttentionalOutput(keras.layers.Layer):
                 "must both have rank 3 (batch_size, T, D) or both rank 2 "
                 f"(batch_size, D). {received}"
             )
-        for i, axis in ((0, "batch size"), (1, "number of steps")):
-            if i >= len(context_shape) - 1:
-                continue
-            a, b = context_shape[i], decoder_output_shape[i]
-            if a is not None and b is not None and a != b:
-                raise ValueError(
-                    f"{self.__class__.__name__}: `context` and "
-                    f"`decoder_output` must have the same {axis}. {received}"
-                )
+        check_same_batch(
+            self.__class__.__name__,
+            context=context_shape,
+            decoder_output=decoder_output_shape,
+        )
+        if len(context_shape) == 3 and None not in (
+            context_shape[1],
+            decoder_output_shape[1],
+        ) and context_shape[1] != decoder_output_shape[1]:
+            raise ValueError(
+                f"{self.__class__.__name__}: `context` and `decoder_output` "
+                f"must have the same number of steps. {received}"
+            )
         if context_shape[-1] is None or decoder_output_shape[-1] is None:
             raise ValueError(
                 f"{self.__class__.__name__}: the last (feature) dimension of "
@@ -156,7 +159,7 @@ class AttentionalOutput(keras.layers.Layer):
                 dtype=self.dtype,
             )
 
-    def call(self, context, decoder_output):
+    def call(self, context, decoder_output) -> Any:
         self._validate_shapes(context.shape, decoder_output.shape)
         dtype = self.compute_dtype
         concat = ops.concatenate(

@@ -1,47 +1,30 @@
-"""Shared machinery of the attention layers: validation, masking, softmax."""
+"""Shared machinery of the attention layers: validation, masking, dropout."""
+
+from typing import Any
 
 import keras
-import numpy as np
 from keras import ops
 
+from keras_attention.alignment_state import AlignmentStateHooks
+from keras_attention.alignment_state import check_alignment_state
+from keras_attention.alignment_state import check_stateful_step
+from keras_attention.alignment_state import keep_rows
+from keras_attention.attention_dropout import AttentionDropout
+from keras_attention.attention_shapes import attention_output_shapes
+from keras_attention.attention_shapes import check_floating_inputs
+from keras_attention.attention_shapes import validate_attention_shapes
+from keras_attention.checks import check_mask
+from keras_attention.checks import shape_str
+from keras_attention.masking import masked_softmax
+from keras_attention.masking import score_mask
+from keras_attention.masking import zero_masked_positions
 
-def _shape_str(shape):
-    """A shape as Python writes a tuple: `(2, None, 4)`, `(3,)`."""
-    return str(tuple(None if d is None else int(d) for d in shape))
-
-
-def _is_floating(dtype):
-    return "float" in str(dtype)
-
-
-def masked_softmax(scores, mask=None):
-    """Softmax over the last axis that gives masked positions exactly zero.
-
-    Runs in float32 (or float64 for float64 scores). Masked scores are
-    replaced by the dtype's lowest finite value, so `exp(lowest - max)` is
-    exactly zero next to any kept score; a row whose positions are all
-    masked comes out uniform and is then set to zeros. No `0 * inf` appears
-    in either pass: the final `where` sends no gradient to masked
-    positions, and the softmax's own gradient is zero where its output is.
-
-    Args:
-        scores: `(..., S)` unnormalised scores.
-        mask: Optional boolean tensor broadcastable to `scores`, `True` = keep.
-
-    Returns:
-        Weights in float32 (float64 for float64 scores), same shape as `scores`.
-    """
-    if scores.dtype != "float64":
-        scores = ops.cast(scores, "float32")
-    if mask is None:
-        return ops.softmax(scores, axis=-1)
-    mask = ops.broadcast_to(mask, ops.shape(scores))
-    lowest = float(np.finfo(keras.backend.standardize_dtype(scores.dtype)).min)
-    weights = ops.softmax(ops.where(mask, scores, lowest), axis=-1)
-    return ops.where(mask, weights, 0.0)
+__all__ = ["BaseAttention", "masked_softmax"]
 
 
-class BaseAttention(keras.layers.Layer):
+class BaseAttention(
+    AlignmentStateHooks, AttentionDropout, keras.layers.Layer
+):
     """Base class of the attention layers of `keras_attention`.
 
     It owns everything the scores share: input validation, masks (Keras
@@ -55,6 +38,25 @@ class BaseAttention(keras.layers.Layer):
                                  value_mask=None, training=None,
                                  use_causal_mask=False)
 
+    Masked source positions never influence the result: their values and
+    keys are replaced by zeros before any product, so even a NaN or inf
+    stored there gives a finite context and finite gradients.
+
+    Step-wise decoding (`AttentionWrapper`, the decoders) calls
+    `prepare_memory` once per source sentence and `attend` at every step.
+
+    Stateful attention: a layer whose weights depend on the previous
+    step's (monotonic, location-sensitive attention) returns `True` from
+    `stateful`, implements `initial_alignment_state(memory_mask)` and
+    `stateful_alignment(query, projected_key, value_mask, alignment_state,
+    training=None)`
+    (the weights and the next alignment state of one decoder step, in place
+    of `score` and the softmax), and runs step-wise only: `attend` and
+    `call` then take one decoder step (a rank-2 query) and an
+    `alignment_state`, and return `(context, weights,
+    next_alignment_state)`. `AttentionWrapper` and `AttentionRNN` carry the
+    state from step to step.
+
     Args:
         dropout: Float between 0 and 1. Fraction of the attention weights to
             drop during training. Defaults to `0.0`.
@@ -67,26 +69,35 @@ class BaseAttention(keras.layers.Layer):
         value: Value tensor of shape `(batch_size, S, Dv)` (encoder states).
         key: Optional key tensor of shape `(batch_size, S, Dk)`. Defaults to
             `value`.
-        query_mask: Optional boolean mask of shape `(batch_size, Tq)` (or
-            `(batch_size,)` for a rank-2 query). `False` rows get zero
-            weights and a zero context. Filled in from the Keras mask of
-            `query` when not given.
-        value_mask: Optional boolean mask of shape `(batch_size, S)`.
-            `False` source positions get exactly zero weight. Filled in from
-            the Keras mask of `value` when not given.
+        query_mask: Optional boolean (or integer 0/1) mask of shape
+            `(batch_size, Tq)` (or `(batch_size,)` for a rank-2 query).
+            `False` rows get zero weights and a zero context. Filled in from
+            the Keras mask of `query` when not given.
+        value_mask: Optional boolean (or integer 0/1) mask of shape
+            `(batch_size, S)`. `False` source positions get exactly zero
+            weight. Filled in from the Keras mask of `value` when not given.
         training: Python boolean, whether dropout is applied.
         use_causal_mask: Python boolean. If `True`, query position `i` only
             attends to source positions `j <= i` (self-attention over a
             decoder sequence). Defaults to `False`.
+        alignment_state: Stateful layers only: the alignment state of the
+            previous step. Defaults to `initial_alignment_state`.
 
     Returns:
         A tuple `(context, weights)`: the context of shape
         `(batch_size, Tq, Dv)` (or `(batch_size, Dv)`) in the compute dtype,
         and the attention weights of shape `(batch_size, Tq, S)` (or
-        `(batch_size, S)`), the softmax over the source positions.
+        `(batch_size, S)`), the softmax over the source positions. Stateful
+        layers add the next alignment state.
+
+    Raises:
+        ValueError: on wrong ranks, batch sizes, mask shapes, floating
+            masks or non-floating inputs.
     """
 
-    def __init__(self, dropout=0.0, seed=None, **kwargs):
+    def __init__(
+        self, dropout: float = 0.0, seed: int | None = None, **kwargs
+    ):
         super().__init__(**kwargs)
         if not 0.0 <= dropout < 1.0:
             raise ValueError(
@@ -100,15 +111,16 @@ class BaseAttention(keras.layers.Layer):
 
     # ------------------------------------------------------------------
     # To be implemented by the scores.
-    def project_key(self, key):
+    def project_key(self, key) -> Any:
         """Processes the keys once per memory (e.g. `k W1` for additive).
 
-        Step-wise decoders call this once per source sentence and then
-        `attend` at every step, so the projection is not recomputed.
+        Step-wise decoders call this once per source sentence (through
+        `prepare_memory`) and then `attend` at every step, so the
+        projection is not recomputed.
         """
         return key
 
-    def score(self, query, projected_key):
+    def score(self, query, projected_key) -> Any:
         """Unnormalised scores `(batch_size, Tq, S)` of rank-3 queries."""
         raise NotImplementedError
 
@@ -117,102 +129,33 @@ class BaseAttention(keras.layers.Layer):
 
     # ------------------------------------------------------------------
     def _validate_shapes(self, query_shape, value_shape, key_shape=None):
-        query_shape = tuple(query_shape)
-        value_shape = tuple(value_shape)
-        key_shape = value_shape if key_shape is None else tuple(key_shape)
-        if len(query_shape) not in (2, 3):
-            raise ValueError(
-                f"{self.__class__.__name__}: `query` must have rank 2 "
-                "(batch_size, Dq) or rank 3 (batch_size, Tq, Dq). Received: "
-                f"query.shape={_shape_str(query_shape)}"
-            )
-        for name, shape in (("value", value_shape), ("key", key_shape)):
-            if len(shape) != 3:
-                raise ValueError(
-                    f"{self.__class__.__name__}: `{name}` must have rank 3 "
-                    f"(batch_size, S, D{name[0]}). Received: "
-                    f"{name}.shape={_shape_str(shape)}"
-                )
-        batches = {
-            "query": query_shape[0],
-            "value": value_shape[0],
-            "key": key_shape[0],
-        }
-        known = {n: b for n, b in batches.items() if b is not None}
-        if len(set(known.values())) > 1:
-            received = ", ".join(
-                f"{n}.shape={_shape_str(s)}"
-                for n, s in (
-                    ("query", query_shape),
-                    ("value", value_shape),
-                    ("key", key_shape),
-                )
-            )
-            raise ValueError(
-                f"{self.__class__.__name__}: `query`, `value` and `key` must "
-                f"have the same batch size. Received: {received}"
-            )
-        if (
-            value_shape[1] is not None
-            and key_shape[1] is not None
-            and value_shape[1] != key_shape[1]
-        ):
-            raise ValueError(
-                f"{self.__class__.__name__}: `key` and `value` must have the "
-                "same number of source positions S. Received: "
-                f"key.shape={_shape_str(key_shape)}, "
-                f"value.shape={_shape_str(value_shape)}"
-            )
-        for name, shape in (
-            ("query", query_shape),
-            ("value", value_shape),
-            ("key", key_shape),
-        ):
-            if shape[-1] is None:
-                raise ValueError(
-                    f"{self.__class__.__name__}: the last (feature) dimension "
-                    f"of `{name}` must be known. Received: "
-                    f"{name}.shape={_shape_str(shape)}"
-                )
-        self._check_feature_sizes(query_shape, value_shape, key_shape)
-        return query_shape, value_shape, key_shape
+        shapes = validate_attention_shapes(
+            self.__class__.__name__, query_shape, value_shape, key_shape
+        )
+        self._check_feature_sizes(*shapes)
+        return shapes
 
     def _validate_tensors(self, query, value, key):
-        for name, tensor in (("query", query), ("value", value), ("key", key)):
-            if tensor is None:
-                continue
-            dtype = keras.backend.standardize_dtype(tensor.dtype)
-            if not _is_floating(dtype):
-                raise ValueError(
-                    f"{self.__class__.__name__}: `{name}` must be a floating "
-                    f"point tensor. Received: {name}.dtype={dtype} with "
-                    f"{name}.shape={_shape_str(tensor.shape)}"
-                )
+        check_floating_inputs(
+            self.__class__.__name__, query=query, value=value, key=key
+        )
         return self._validate_shapes(
             query.shape, value.shape, None if key is None else key.shape
         )
 
-    def _validate_mask(self, name, mask, expected_shape):
-        if mask is None:
-            return None
-        mask_shape = tuple(mask.shape)
-        ok = len(mask_shape) == len(expected_shape) and all(
-            m is None or e is None or m == e
-            for m, e in zip(mask_shape, expected_shape)
+    def _check_value_mask(self, value_mask, value):
+        return check_mask(
+            self.__class__.__name__,
+            "value_mask",
+            value_mask,
+            (value.shape[0], value.shape[1]),
         )
-        if not ok:
-            raise ValueError(
-                f"{self.__class__.__name__}: `{name}` must have shape "
-                f"{_shape_str(expected_shape)}. Received: "
-                f"{name}.shape={_shape_str(mask_shape)}"
-            )
-        return ops.cast(mask, "bool")
 
     def build(self, query_shape, value_shape, key_shape=None):
         self._validate_shapes(query_shape, value_shape, key_shape)
 
     @property
-    def score_dtype(self):
+    def score_dtype(self) -> str:
         """The dtype the scores are computed in.
 
         The compute dtype, except under a float16 policy, where the scores
@@ -223,45 +166,55 @@ class BaseAttention(keras.layers.Layer):
             return "float32"
         return self.compute_dtype
 
-    def _score_dtype(self):
-        return self.score_dtype
+    def _memory(self, value, key, value_mask):
+        """Values, projected keys and mask, masked positions zeroed."""
+        value_mask = self._check_value_mask(value_mask, value)
+        value = zero_masked_positions(value, value_mask)
+        key = value if key is None else zero_masked_positions(key, value_mask)
+        keys = self.project_key(ops.cast(key, self.score_dtype))
+        return ops.cast(value, self.compute_dtype), keys, value_mask
 
-    def prepare_memory(self, value, key=None, value_mask=None):
+    def prepare_memory(
+        self, value, key=None, value_mask=None
+    ) -> dict[str, Any]:
         """What `attend` needs of one memory, computed once per sentence.
 
         Step-wise decoders call this once per source sentence and then
         `attend(query, memory["memory"], memory["keys"],
-        value_mask=memory["memory_mask"])` at every step.
+        value_mask=memory["memory_mask"])` at every step (stateful layers:
+        with `alignment_state=`, starting from `memory["alignment_state"]`).
+        Values and keys at masked positions are replaced by zeros here,
+        once, so that nothing stored there reaches a step's result.
 
         Args:
             value: `(batch_size, S, Dv)` memory (encoder states).
             key: Optional `(batch_size, S, Dk)` keys. Defaults to `value`.
-            value_mask: Optional boolean `(batch_size, S)`, `True` = attend.
-                Defaults to all `True`, so the structure is the same with
-                and without a mask.
+            value_mask: Optional boolean (or integer 0/1)
+                `(batch_size, S)`, `True` = attend. Defaults to all `True`,
+                so the structure is the same with and without a mask.
 
         Returns:
             A dict with `"memory"` (the values in the compute dtype),
-            `"keys"` (`project_key` of the keys in the score dtype) and
-            `"memory_mask"` (boolean `(batch_size, S)`). Every tensor has the
-            batch size as leading dimension, so decoders can tile or gather
-            it.
+            `"keys"` (`project_key` of the keys in the score dtype),
+            `"memory_mask"` (boolean `(batch_size, S)`) and, for a stateful
+            layer, `"alignment_state"` (`initial_alignment_state`). Every
+            tensor has the batch size as leading dimension, so decoders can
+            tile or gather it.
+
+        Raises:
+            ValueError: on a `value_mask` of the wrong shape or a floating
+                dtype.
         """
-        if key is None:
-            key = value
-        keys = self.project_key(ops.cast(key, self.score_dtype))
-        dims = ops.shape(value)
+        memory, keys, value_mask = self._memory(value, key, value_mask)
         if value_mask is None:
+            dims = ops.shape(value)
             value_mask = ops.ones((dims[0], dims[1]), dtype="bool")
-        else:
-            value_mask = self._validate_mask(
-                "value_mask", value_mask, (value.shape[0], value.shape[1])
+        prepared = {"memory": memory, "keys": keys, "memory_mask": value_mask}
+        if self.stateful:
+            prepared["alignment_state"] = self.initial_alignment_state(
+                value_mask
             )
-        return {
-            "memory": ops.cast(value, self.compute_dtype),
-            "keys": keys,
-            "memory_mask": value_mask,
-        }
+        return prepared
 
     # ------------------------------------------------------------------
     def call(
@@ -271,20 +224,31 @@ class BaseAttention(keras.layers.Layer):
         key=None,
         query_mask=None,
         value_mask=None,
-        training=None,
-        use_causal_mask=False,
-    ):
+        training: bool | None = None,
+        use_causal_mask: bool = False,
+        alignment_state=None,
+    ) -> tuple:
         self._validate_tensors(query, value, key)
-        if key is None:
-            key = value
+        if self.stateful:
+            check_stateful_step(
+                self.__class__.__name__, query, use_causal_mask
+            )
+        value, keys, value_mask = self._memory(value, key, value_mask)
+        if self.stateful and alignment_state is None:
+            mask = value_mask
+            if mask is None:
+                dims = ops.shape(value)
+                mask = ops.ones((dims[0], dims[1]), dtype="bool")
+            alignment_state = self.initial_alignment_state(mask)
         return self.attend(
             query,
             value,
-            self.project_key(ops.cast(key, self._score_dtype())),
+            keys,
             query_mask=query_mask,
             value_mask=value_mask,
             training=training,
             use_causal_mask=use_causal_mask,
+            alignment_state=alignment_state,
         )
 
     def attend(
@@ -294,82 +258,92 @@ class BaseAttention(keras.layers.Layer):
         projected_key,
         query_mask=None,
         value_mask=None,
-        training=None,
-        use_causal_mask=False,
-    ):
+        training: bool | None = None,
+        use_causal_mask: bool = False,
+        alignment_state=None,
+        dropout_mask=None,
+    ) -> tuple:
         """Attention with keys already processed by `project_key`.
 
-        This is the step-wise entry point: call `project_key(key)` once per
-        memory, then `attend` at every decoder step. Arguments and returns are
-        as in `call`, with `projected_key` in place of `key`.
+        This is the step-wise entry point: call `prepare_memory` once per
+        memory, then `attend` at every decoder step. Arguments and returns
+        are as in `call`, with `projected_key` in place of `key`. Values and
+        keys at masked positions are used as given: `call` and
+        `prepare_memory` replace them by zeros.
+
+        Args:
+            dropout_mask: Optional boolean keep mask of the weights' shape
+                for `attention_dropout`, e.g. drawn for all steps before a
+                loop with `draw_dropout_mask(shape)`. Defaults to a mask drawn
+                here, in training.
         """
+        owner = self.__class__.__name__
         single_step = len(query.shape) == 2
         # (batch_size,) for one step, (batch_size, Tq) for a sequence.
-        query_mask = self._validate_mask(
-            "query_mask", query_mask, tuple(query.shape[:-1])
+        query_mask = check_mask(
+            owner, "query_mask", query_mask, tuple(query.shape[:-1])
         )
-        value_mask = self._validate_mask(
-            "value_mask", value_mask, (value.shape[0], value.shape[1])
-        )
-        if single_step:
-            query = ops.expand_dims(query, 1)
-            if query_mask is not None:
-                query_mask = ops.expand_dims(query_mask, 1)
-
-        score_dtype = self._score_dtype()
-        scores = self.score(
-            ops.cast(query, score_dtype), ops.cast(projected_key, score_dtype)
-        )
-        mask = self._combined_mask(scores, value_mask, use_causal_mask)
-        weights = masked_softmax(scores, mask)
+        value_mask = self._check_value_mask(value_mask, value)
+        if not self.stateful and alignment_state is not None:
+            raise ValueError(
+                f"{owner} is not stateful: `alignment_state` must be None. "
+                f"Received: alignment_state={alignment_state!r}"
+            )
+        next_state = None
+        if self.stateful:
+            check_stateful_step(owner, query, use_causal_mask)
+            check_alignment_state(owner, alignment_state)
+            weights, next_state = self.stateful_alignment(
+                ops.cast(query, self.score_dtype),
+                ops.cast(projected_key, self.score_dtype),
+                value_mask,
+                alignment_state,
+                training=training,
+            )
+        else:
+            if single_step:
+                query = ops.expand_dims(query, 1)
+            score_dtype = self.score_dtype
+            scores = self.score(
+                ops.cast(query, score_dtype),
+                ops.cast(projected_key, score_dtype),
+            )
+            weights = masked_softmax(
+                scores, score_mask(scores, value_mask, use_causal_mask)
+            )
+            if single_step:
+                weights = ops.squeeze(weights, 1)
         if query_mask is not None:
             # Rows of masked queries: zero weights, hence a zero context.
             weights = ops.where(ops.expand_dims(query_mask, -1), weights, 0.0)
+            if next_state is not None:
+                next_state = keep_rows(query_mask, next_state, alignment_state)
         weights = ops.cast(weights, self.compute_dtype)
-        attended = weights
-        if training and self.dropout > 0:
-            attended = keras.random.dropout(
-                weights, self.dropout, seed=self.seed_generator
-            )
-        context = ops.matmul(attended, ops.cast(value, self.compute_dtype))
+        attended = self.attention_dropout(weights, training, dropout_mask)
+        value = ops.cast(value, self.compute_dtype)
         if single_step:
-            context = ops.squeeze(context, 1)
-            weights = ops.squeeze(weights, 1)
+            context = ops.squeeze(
+                ops.matmul(ops.expand_dims(attended, 1), value), 1
+            )
+        else:
+            context = ops.matmul(attended, value)
+        if self.stateful:
+            return context, weights, next_state
         return context, weights
 
-    def _combined_mask(self, scores, value_mask, use_causal_mask):
-        mask = None
-        if value_mask is not None:
-            mask = ops.expand_dims(value_mask, 1)  # (batch, 1, S)
-        if use_causal_mask:
-            shape = ops.shape(scores)
-            rows = ops.expand_dims(ops.arange(shape[1]), -1)
-            cols = ops.expand_dims(ops.arange(shape[2]), 0)
-            causal = ops.expand_dims(rows >= cols, 0)  # (1, Tq, S)
-            mask = causal if mask is None else ops.logical_and(mask, causal)
-        return mask
-
+    # ------------------------------------------------------------------
     def compute_mask(self, query, previous_mask=None):
         # `previous_mask` is the mask of `query`: it is the mask of the
         # context; the weights carry no mask.
         if previous_mask is None:
             return None
+        if self.stateful:
+            return [previous_mask, None, None]
         return [previous_mask, None]
 
     def compute_output_shape(self, query_shape, value_shape, key_shape=None):
-        query_shape, value_shape, key_shape = self._validate_shapes(
-            query_shape, value_shape, key_shape
-        )
-        known = [
-            s[0] for s in (query_shape, value_shape, key_shape) if s[0] is not None
-        ]
-        batch = known[0] if known else None
-        source = value_shape[1] if value_shape[1] is not None else key_shape[1]
-        if len(query_shape) == 2:
-            return ((batch, value_shape[-1]), (batch, source))
-        return (
-            (batch, query_shape[1], value_shape[-1]),
-            (batch, query_shape[1], source),
+        return attention_output_shapes(
+            *self._validate_shapes(query_shape, value_shape, key_shape)
         )
 
     def compute_output_spec(
@@ -381,14 +355,24 @@ class BaseAttention(keras.layers.Layer):
         value_mask=None,
         training=None,
         use_causal_mask=False,
+        alignment_state=None,
     ):
         self._validate_tensors(query, value, key)
+        if self.stateful:
+            check_stateful_step(
+                self.__class__.__name__, query, use_causal_mask
+            )
         context_shape, weights_shape = self.compute_output_shape(
             query.shape, value.shape, None if key is None else key.shape
         )
-        return (
+        specs = (
             keras.KerasTensor(context_shape, dtype=self.compute_dtype),
             keras.KerasTensor(weights_shape, dtype=self.compute_dtype),
+        )
+        if not self.stateful:
+            return specs
+        return specs + (
+            self.alignment_state_spec(weights_shape[0], weights_shape[-1]),
         )
 
     def get_config(self):

@@ -87,3 +87,52 @@ def check_mask(owner, name, mask, expected_shape):
             f"True = keep. Received: {name}.dtype={dtype}"
         )
     return ops.cast(mask, "bool")
+
+
+def check_same_batch(owner, **shapes):
+    """Checks that the known batch sizes (first dimensions) are equal.
+
+    Args:
+        owner: The class name that prefixes the message.
+        **shapes: The shapes, by argument name, in the message's order.
+
+    Raises:
+        ValueError: if two known batch sizes differ.
+    """
+    known = {tuple(s)[0] for s in shapes.values() if tuple(s)[0] is not None}
+    if len(known) > 1:
+        names = [f"`{n}`" for n in shapes]
+        names = ", ".join(names[:-1]) + " and " + names[-1]
+        received = ", ".join(
+            f"{n}.shape={shape_str(s)}" for n, s in shapes.items()
+        )
+        raise ValueError(
+            f"{owner}: {names} must have the same batch size. "
+            f"Received: {received}"
+        )
+
+
+def check_feature_shape(owner, name, shape, layout):
+    """A shape of the rank of `layout` whose last (feature) size is known.
+
+    Args:
+        owner: The class name that prefixes the message.
+        name: The argument's name.
+        shape: The shape to check.
+        layout: The expected layout, e.g. `"(batch_size, S, D)"`; its last
+            name is the feature size.
+
+    Returns:
+        The shape, as a tuple.
+
+    Raises:
+        ValueError: on another rank or an unknown feature size.
+    """
+    shape = tuple(shape)
+    names = [n.strip() for n in layout.strip("()").split(",")]
+    if len(shape) != len(names) or shape[-1] is None:
+        raise ValueError(
+            f"{owner}: `{name}` must have shape {layout} with a known "
+            f"{names[-1]}. Received: {name}.shape={shape_str(shape)}"
+        )
+    return shape

@@ -3,7 +3,7 @@
 import keras
 
 from keras_attention.base_attention import BaseAttention
-from keras_attention.base_attention import _shape_str
+from keras_attention.checks import shape_str
 from keras_attention.scores import dot_score
 from keras_attention.scores import sqrt_dim_scale
 
@@ -70,7 +70,9 @@ class DotAttention(BaseAttention):
     ```
     """
 
-    def __init__(self, use_scale=False, scale_by_dim=False, **kwargs):
+    def __init__(
+        self, use_scale: bool = False, scale_by_dim: bool = False, **kwargs
+    ):
         super().__init__(**kwargs)
         self.use_scale = use_scale
         self.scale_by_dim = scale_by_dim
@@ -81,8 +83,8 @@ class DotAttention(BaseAttention):
                 f"{self.__class__.__name__}: the dot score needs the same "
                 "feature size for `query` and `key` (use "
                 "MultiplicativeAttention or AdditiveAttention otherwise). "
-                f"Received: query.shape={_shape_str(query_shape)}, "
-                f"key.shape={_shape_str(key_shape)}"
+                f"Received: query.shape={shape_str(query_shape)}, "
+                f"key.shape={shape_str(key_shape)}"
             )
 
     def build(self, query_shape, value_shape, key_shape=None):

@@ -1,5 +1,7 @@
 """Luong "general" (multiplicative) attention."""
 
+from typing import Any
+
 import keras
 
 from keras_attention.base_attention import BaseAttention
@@ -73,10 +75,10 @@ class MultiplicativeAttention(BaseAttention):
 
     def __init__(
         self,
-        use_scale=False,
-        kernel_initializer="glorot_uniform",
-        kernel_regularizer=None,
-        kernel_constraint=None,
+        use_scale: bool = False,
+        kernel_initializer: Any = "glorot_uniform",
+        kernel_regularizer: Any = None,
+        kernel_constraint: Any = None,
         **kwargs,
     ):
         super().__init__(**kwargs)

@@ -39,7 +39,9 @@ def multiplicative_key_projection(key, kernel):
 
 
 def additive_score(query_proj, key_proj, v, max_block_elements=None):
-    """Bahdanau score `e_ij = v^T tanh(W1 k_j + W2 q_i + b)` (Bahdanau et al., 2014).
+    """Bahdanau score `e_ij = v^T tanh(W1 k_j + W2 q_i + b)`.
+
+    Reference: Bahdanau et al., 2014.
 
     The projections are computed by the caller: `query_proj = q W2 + b` of
     shape `(batch_size, Tq, units)` and `key_proj = k W1` of shape
@@ -107,7 +109,9 @@ def additive_block_shape(batch, num_queries, source, units, max_block_elements):
 
 
 def _block_scores(q_block, k_block, v):
-    hidden = ops.tanh(ops.expand_dims(q_block, -2) + ops.expand_dims(k_block, -3))
+    hidden = ops.tanh(
+        ops.expand_dims(q_block, -2) + ops.expand_dims(k_block, -3)
+    )
     return hidden, ops.squeeze(ops.matmul(hidden, ops.expand_dims(v, -1)), -1)
 
 
@@ -175,7 +179,9 @@ def _additive_score_blocked(query_proj, key_proj, v, max_block_elements):
     def place(buffer, block, j):
         # Writes the rows of block `j` into `buffer` (select, no scatter:
         # every backend, and the rows are only `examples * Tq` vectors).
-        in_block = ops.logical_and(row_ids >= j * rows, row_ids < (j + 1) * rows)
+        in_block = ops.logical_and(
+            row_ids >= j * rows, row_ids < (j + 1) * rows
+        )
         return ops.where(in_block, ops.tile(block, (1, num_blocks, 1)), buffer)
 
     @ops.custom_gradient

@@ -154,6 +154,7 @@ def _run(backend, args, tmp_path):
     return result.stdout
 
 
+@pytest.mark.slow
 @pytest.mark.tf_only
 @pytest.mark.skipif(len(BACKENDS) < 2, reason="needs jax or torch installed")
 def test_keras_files_load_on_every_backend(tmp_path):

@@ -9,7 +9,10 @@ from hypothesis import strategies as st
 from keras import ops
 
 import keras_attention
+from tests.layer_harness import gradients
+from tests.layer_harness import run_layer_test
 from keras_attention import AdditiveAttention
+from keras_attention import BaseAttention
 from keras_attention import DotAttention
 from keras_attention import MultiplicativeAttention
 
@@ -269,19 +272,13 @@ test_gradients_finite = pytestmark_tf(test_gradients_finite)
 
 @pytest.mark.parametrize("name", BASIC)
 def test_all_masked_gradients_are_zero_not_nan(name):
-    import tensorflow as tf
-
-    if keras.backend.backend() != "tensorflow":
-        pytest.skip("uses tf.GradientTape")
     layer = LAYERS[name]()
-    q = tf.constant(rand(2, 3, 4, seed=9) * 1e4)
-    v = tf.constant(rand(2, 5, 4, seed=10) * 1e4)
+    q = rand(2, 3, 4, seed=9) * 1e4
+    v = rand(2, 5, 4, seed=10) * 1e4
     mask = np.zeros((2, 5), bool)
-    with tf.GradientTape() as tape:
-        tape.watch([q, v])
-        context, _ = layer(q, v, value_mask=mask)
-        loss = tf.reduce_sum(context)
-    gq, gv = tape.gradient(loss, [q, v])
+    _, (gq, gv) = gradients(
+        lambda q, v: layer(q, v, value_mask=mask), q, v
+    )
     assert np.all(to_np(gq) == 0.0) and np.all(to_np(gv) == 0.0)
 
 
@@ -329,35 +326,7 @@ def test_compute_mask_passes_query_mask_to_context(name):
     del q, v, vt
 
 
-@pytest.mark.parametrize("name", list(LAYERS))
-def test_symbolic_shapes_with_different_lengths(name):
-    dk = 4 if name.startswith("dot") else 7
-    q = keras.Input((3, 4), batch_size=2)
-    v = keras.Input((11, 6), batch_size=2)
-    k = keras.Input((11, dk), batch_size=2)
-    context, weights = LAYERS[name]()(q, v, key=k)
-    assert tuple(context.shape) == (2, 3, 6)
-    assert tuple(weights.shape) == (2, 3, 11)
-    q2 = keras.Input((4,))
-    context, weights = LAYERS[name]()(q2, v, key=k)
-    assert tuple(context.shape) == (2, 6)
-    assert tuple(weights.shape) == (2, 11)
-    layer = LAYERS[name]()
-    assert layer.compute_output_shape((2, 3, 4), (2, 11, 6), (2, 11, dk)) == (
-        (2, 3, 6),
-        (2, 3, 11),
-    )
-
-
-@pytest.mark.parametrize("name", BASIC)
-def test_eager_output_matches_symbolic_shape(name):
-    layer = LAYERS[name]()
-    q, v = rand(2, 3, 4), rand(2, 9, 4)
-    context, weights = layer(q, v)
-    assert tuple(context.shape) == (2, 3, 4)
-    assert tuple(weights.shape) == (2, 3, 9)
-
-
+@pytest.mark.slow
 @pytest.mark.parametrize("name", BASIC)
 def test_one_fit_step_of_encoder_decoder(name):
     model = encoder_decoder(name)
@@ -377,33 +346,49 @@ def test_one_fit_step_of_encoder_decoder(name):
 
 
 # ----------------------------------------------------------------------------
-# Serialization.
+# What every layer owes (build, symbolic and eager calls, weights, masks,
+# config and `.keras` round trips, one fit step, dtype policies), with query
+# and value lengths that differ.
+NUM_WEIGHTS = {
+    "dot": 0,
+    "dot_scaled": 1,
+    "multiplicative": 1,
+    "multiplicative_scaled": 2,
+    "additive": 4,
+    "additive_normed": 5,
+}
+
+
 @pytest.mark.parametrize("name", list(LAYERS))
-def test_config_round_trip(name):
-    layer = LAYERS[name](dropout=0.25, seed=7, name="attn")
+@pytest.mark.parametrize("rank", [2, 3])
+def test_layer_harness(name, rank, tmp_path):
+    dk = 4 if name.startswith("dot") else 5
+    query = (2, 3, 4) if rank == 3 else (2, 4)
+    value_mask = np.array([[1, 1, 1, 0, 0, 0, 1], [0, 0, 0, 0, 0, 0, 0]], bool)
+    query_mask = np.array([[1, 0, 1], [1, 1, 0]], bool)
+    run_layer_test(
+        lambda **kw: LAYERS[name](dropout=0.25, seed=7, **kw),
+        {"query": query, "value": (2, 7, 6), "key": (2, 7, dk)},
+        [query[:-1] + (6,), query[:-1] + (7,)],
+        expected_num_trainable_weights=NUM_WEIGHTS[name],
+        expected_num_seed_generators=1,
+        masks={
+            "value_mask": value_mask,
+            "query_mask": query_mask if rank == 3 else query_mask[:, 0],
+        },
+        tmp_path=tmp_path,
+    )
+
+
+def test_registered_for_loading_without_custom_objects():
+    layer = AdditiveAttention(3, dropout=0.1, seed=2)
     config = layer.get_config()
-    clone = layer.__class__.from_config(config)
-    assert clone.get_config() == config
-    assert config["seed"] == 7 and config["dropout"] == 0.25
-    serialized = keras.saving.serialize_keras_object(layer)
-    # Registered under the package name, so loading needs no custom_objects.
-    assert serialized["registered_name"] == f"keras_attention>{type(layer).__name__}"
-    restored = keras.saving.deserialize_keras_object(serialized)
-    assert type(restored) is type(layer)
-
-
-@pytest.mark.parametrize("name", BASIC)
-def test_keras_file_round_trip_safe_mode(name, tmp_path):
-    model = encoder_decoder(name)
-    src = np.array([[3, 4, 5, 0], [6, 7, 8, 9]])
-    tgt = np.array([[1, 2, 3], [4, 5, 0]])
-    expected = [to_np(x) for x in model([src, tgt])]
-    path = tmp_path / "model.keras"
-    model.save(path)
-    loaded = keras.models.load_model(path, safe_mode=True)
-    got = [to_np(x) for x in loaded([src, tgt])]
-    for e, g in zip(expected, got):
-        np.testing.assert_allclose(g, e, atol=1e-6)
+    assert config["seed"] == 2 and config["dropout"] == 0.1
+    restored = keras.saving.deserialize_keras_object(
+        keras.saving.serialize_keras_object(layer)
+    )
+    assert type(restored) is AdditiveAttention
+    assert restored.get_config() == config
 
 
 FRESH_PROCESS = r"""
@@ -418,6 +403,7 @@ np.savez(sys.argv[3], *[np.asarray(o) for o in out])
 """
 
 
+@pytest.mark.slow
 @pytest.mark.tf_only
 @pytest.mark.parametrize("name", BASIC)
 def test_saved_model_in_fresh_process(name, tmp_path):
@@ -473,6 +459,7 @@ def test_mixed_precision(name, policy):
     assert np.all(w[1] == 0)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", BASIC)
 def test_mixed_float16_fit_is_finite(name):
     keras.config.set_dtype_policy("mixed_float16")
@@ -556,9 +543,58 @@ def test_dropout_range(dropout):
 
 
 def test_public_api():
+    """The whole public surface: `__all__` is exactly the public names,
+    each importable and documented, and each layer registered."""
+    import inspect
+    import types
+
     assert keras_attention.__version__
-    for name in ("DotAttention", "MultiplicativeAttention", "AdditiveAttention"):
-        assert hasattr(keras_attention, name)
+    public = keras_attention.__all__
+    assert len(set(public)) == len(public)
+    namespace = {}
+    exec("from keras_attention import *", namespace)
+    assert sorted(n for n in namespace if n != "__builtins__") == sorted(
+        public
+    )
+    # Every public non-module name of the package is in `__all__` (the
+    # internal modules, e.g. `checks`, are not part of the API).
+    modules = {
+        n
+        for n in public
+        if isinstance(getattr(keras_attention, n), types.ModuleType)
+    }
+    extra = [
+        n
+        for n in dir(keras_attention)
+        if not n.startswith("_")
+        and n not in public
+        and not isinstance(getattr(keras_attention, n), types.ModuleType)
+    ]
+    assert not extra, extra
+    assert modules == {"callbacks", "decoding", "visualization"}
+    layer_methods = set(dir(keras.layers.Layer))
+    for name in public:
+        obj = getattr(keras_attention, name)
+        if name == "__version__":
+            continue
+        assert inspect.getdoc(obj), f"{name} has no docstring"
+        if not inspect.isclass(obj):
+            continue
+        # Public methods and properties the package adds are documented.
+        for attr in dir(obj):
+            owner = next(c for c in obj.__mro__ if attr in vars(c))
+            ours = owner.__module__.startswith("keras_attention")
+            if attr.startswith("_") or attr in layer_methods or not ours:
+                continue
+            member = inspect.getattr_static(obj, attr)
+            if isinstance(member, (staticmethod, classmethod)):
+                member = member.__func__
+            if callable(member) or isinstance(member, property):
+                assert inspect.getdoc(member), f"{name}.{attr} undocumented"
+        if issubclass(obj, keras.layers.Layer) and obj is not BaseAttention:
+            assert keras.saving.get_registered_name(obj) == (
+                f"keras_attention>{name}"
+            )
 
 
 # The one TensorFlow use allowed in the package: TensorBoard event files are
@@ -594,6 +630,7 @@ def test_package_uses_no_tensorflow():
     assert not offenders, offenders
 
 
+@pytest.mark.slow
 def test_layers_import_no_tensorflow_on_jax(tmp_path):
     """On the JAX backend, building and calling every layer and the RNN
     wrappers never imports TensorFlow."""
@@ -631,3 +668,124 @@ def test_layers_import_no_tensorflow_on_jax(tmp_path):
     )
     assert result.returncode == 0, result.stderr[-2000:]
     assert result.stdout.strip().endswith("ok")
+
+
+# ----------------------------------------------------------------------------
+# Masked positions never influence the result, whatever is stored there.
+@pytest.mark.parametrize("name", BASIC)
+@pytest.mark.parametrize("rank", [2, 3])
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
+@pytest.mark.parametrize("separate_key", [False, True])
+def test_non_finite_values_at_masked_positions_change_nothing(
+    name, rank, bad, separate_key
+):
+    layer = LAYERS[name]()
+    dk = 4 if name == "dot" else 6
+    q = rand(3, 2, 4, seed=20) if rank == 3 else rand(3, 4, seed=20)
+    v = rand(3, 5, 4, seed=21)
+    k = rand(3, 5, dk, seed=22) if separate_key else None
+    # All kept, some masked, all masked.
+    mask = np.array([[1, 1, 1, 1, 1], [1, 0, 1, 0, 0], [0, 0, 0, 0, 0]], bool)
+
+    def at_masked(x, fill):
+        return np.where(mask[..., None], x, fill).astype("float32")
+
+    def run(q, v, k=None):
+        return layer(q, v, key=k, value_mask=mask)
+
+    clean = [at_masked(v, 0.0)] + ([] if k is None else [at_masked(k, 0.0)])
+    dirty = [at_masked(v, bad)] + ([] if k is None else [at_masked(k, bad)])
+    context, weights = run(q, *clean)
+    (dirty_context, dirty_weights), grads = gradients(run, q, *dirty)
+    np.testing.assert_array_equal(to_np(dirty_context), to_np(context))
+    np.testing.assert_array_equal(to_np(dirty_weights), to_np(weights))
+    for grad in grads:
+        assert np.all(np.isfinite(to_np(grad)))
+    # No gradient reaches the masked positions.
+    assert np.all(to_np(grads[1])[~mask] == 0.0)
+
+
+# ----------------------------------------------------------------------------
+# Masks are boolean (or integer 0/1); a float mask is refused.
+@pytest.mark.parametrize("name", BASIC)
+@pytest.mark.parametrize("arg", ["query_mask", "value_mask"])
+def test_float_masks_are_refused(name, arg):
+    shape = (2, 3) if arg == "query_mask" else (2, 5)
+    layer = LAYERS[name]()
+    with pytest.raises(
+        ValueError,
+        match=rf"`{arg}` must be a boolean \(or integer 0/1\) mask, "
+        rf"True = keep. Received: {arg}.dtype=float32",
+    ):
+        layer(
+            rand(2, 3, 4), rand(2, 5, 4), **{arg: np.full(shape, 0.5, "f4")}
+        )
+
+
+@pytest.mark.parametrize("name", BASIC)
+def test_integer_masks_equal_boolean_masks(name):
+    layer = LAYERS[name]()
+    q, v = rand(2, 3, 4, seed=23), rand(2, 5, 4, seed=24)
+    value_mask = np.array([[1, 1, 0, 1, 0], [0, 1, 1, 1, 1]])
+    query_mask = np.array([[1, 0, 1], [1, 1, 0]])
+    want = layer(
+        q, v, value_mask=value_mask.astype(bool),
+        query_mask=query_mask.astype(bool),
+    )
+    got = layer(
+        q, v, value_mask=value_mask.astype("int32"),
+        query_mask=query_mask.astype("int32"),
+    )
+    for g, w in zip(got, want):
+        np.testing.assert_array_equal(to_np(g), to_np(w))
+
+
+# ----------------------------------------------------------------------------
+# Dropout: one implementation, with a mask drawn in `attend` or given.
+@pytest.mark.parametrize("name", BASIC)
+@pytest.mark.parametrize("rank", [2, 3])
+def test_attend_with_a_given_dropout_mask(name, rank):
+    rate = 0.4
+    layer = LAYERS[name](dropout=rate, seed=5)
+    q = rand(2, 3, 4, seed=25) if rank == 3 else rand(2, 4, seed=25)
+    v = rand(2, 5, 4, seed=26)
+    layer.build(q.shape, v.shape)
+    memory = layer.prepare_memory(v)
+    _, weights = layer.attend(q, memory["memory"], memory["keys"])
+    keep = np.random.default_rng(0).random(tuple(weights.shape)) >= rate
+    context, dropped_weights = layer.attend(
+        q, memory["memory"], memory["keys"], training=True, dropout_mask=keep
+    )
+    w = to_np(weights)
+    # The returned weights are before dropout; the context uses the kept
+    # weights scaled by 1 / (1 - rate).
+    np.testing.assert_allclose(to_np(dropped_weights), w, atol=1e-6)
+    dropped = np.where(keep, w / (1 - rate), 0.0)
+    expected = np.einsum("b...s,bsd->b...d", dropped, v)
+    np.testing.assert_allclose(to_np(context), expected, atol=1e-5)
+    # Outside training the mask is ignored.
+    plain, _ = layer.attend(
+        q, memory["memory"], memory["keys"], training=False, dropout_mask=keep
+    )
+    np.testing.assert_allclose(
+        to_np(plain), np.einsum("b...s,bsd->b...d", w, v), atol=1e-5
+    )
+
+
+@pytest.mark.parametrize("name", BASIC)
+@pytest.mark.parametrize("policy", ["mixed_float16", "mixed_bfloat16"])
+def test_non_finite_masked_values_under_mixed_precision(name, policy):
+    keras.config.set_dtype_policy(policy)
+    layer = LAYERS[name]()
+    q, v = rand(2, 3, 4, seed=27), rand(2, 5, 4, seed=28)
+    mask = np.array([[1, 1, 0, 0, 1], [0, 0, 0, 0, 0]], bool)
+    clean = np.where(mask[..., None], v, 0.0).astype("float32")
+    dirty = np.where(mask[..., None], v, np.nan).astype("float32")
+    want = layer(q, clean, value_mask=mask)
+    (context, weights), grads = gradients(
+        lambda q, v: layer(q, v, value_mask=mask), q, dirty
+    )
+    np.testing.assert_array_equal(to_np(context), to_np(want[0]))
+    np.testing.assert_array_equal(to_np(weights), to_np(want[1]))
+    for grad in grads:
+        assert np.all(np.isfinite(to_np(grad)))

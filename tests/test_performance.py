@@ -158,6 +158,7 @@ def test_blocked_graph_never_holds_the_whole_tanh_term(dynamic):
         np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
 
 
+@pytest.mark.slow
 @pytest.mark.tf_only
 def test_blocked_peak_memory_is_far_below_the_whole_term():
     import tensorflow as tf
@@ -274,6 +275,7 @@ def test_flop_counts_and_batch_fitting():
     )
 
 
+@pytest.mark.slow
 @pytest.mark.tf_only
 def test_quick_machinery_on_tiny_shapes(tmp_path):
     from benchmarks import run
@@ -374,6 +376,7 @@ print("ok", backend)
 """
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("backend", ["jax", "torch"])
 def test_blocked_score_on_other_backends(backend):
     import importlib.util

@@ -160,7 +160,7 @@ def test_core_layer_stepwise_attend_large_inputs(name, policy):
     layer.build(q.shape, v.shape)
 
     def step(q, v):
-        keys = layer.project_key(ops.cast(v, layer._score_dtype()))
+        keys = layer.project_key(ops.cast(v, layer.score_dtype))
         return layer.attend(q, v, keys, value_mask=VALUE_MASK)
 
     (context, weights), grads = gradients(step, [q, v], layer.trainable_weights)
@@ -236,6 +236,7 @@ def test_attention_rnn_length_one_source_and_target(wiring, policy):
     np.testing.assert_array_equal(to_np(alignments), 1.0)
 
 
+@pytest.mark.slow
 @tf_only
 @pytest.mark.parametrize("wiring", ["luong", "bahdanau"])
 def test_attention_rnn_exports_with_unknown_lengths_and_masks(wiring, tmp_path):
@@ -291,6 +292,7 @@ def _nmt_model(kind, policy):
     return model_lib.build_model(config)
 
 
+@pytest.mark.slow
 @tf_only
 @pytest.mark.parametrize("policy", POLICIES)
 @pytest.mark.parametrize("kind", ["luong", "stepwise"])
@@ -377,6 +379,7 @@ def test_library_layers_load_in_safe_mode(tmp_path):
     _assert_same(expected, loaded([src, tgt]))
 
 
+@pytest.mark.slow
 @pytest.mark.tf_only
 @pytest.mark.parametrize("kind", ["luong", "stepwise"])
 def test_nmt_models_load_in_safe_mode(kind, tmp_path):

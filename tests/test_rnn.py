@@ -20,6 +20,7 @@ from keras_attention import DotAttention
 from keras_attention import MultiplicativeAttention
 from keras_attention.attention_rnn import AttentionRNN
 from keras_attention.attention_wrapper import AttentionWrapper
+from tests.layer_harness import gradients
 
 E, D, H = 3, 4, 4  # input, memory and cell sizes (D == H for the dot score)
 
@@ -297,8 +298,11 @@ def test_stepping_equals_attention_rnn(cell, wiring):
         keras.tree.flatten(final["cell_state"]),
     ):
         np.testing.assert_allclose(to_np(got), to_np(want), atol=1e-5)
-    # The memory, keys and mask travel unchanged in the state.
-    np.testing.assert_array_equal(to_np(state["memory"]), memory)
+    # The memory (zeros at masked positions), keys and mask travel
+    # unchanged in the state.
+    np.testing.assert_array_equal(
+        to_np(state["memory"]), np.where(memory_mask[..., None], memory, 0.0)
+    )
     np.testing.assert_array_equal(
         ops.convert_to_numpy(state["memory_mask"]), memory_mask
     )
@@ -519,6 +523,7 @@ def _copy_task(rng, n=8):
     return src, tgt_in, src
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "cell,attention,wiring",
     [
@@ -550,6 +555,7 @@ def test_each_cell_and_attention_trains_with_fit(cell, attention, wiring):
     assert all(np.any(a != b) for a, b in zip(after, before))
 
 
+@pytest.mark.slow
 def test_fit_in_graph_mode():
     from keras.src.trainers.trainer import model_supports_jit
 
@@ -573,6 +579,7 @@ def test_fit_in_graph_mode():
     assert np.all(np.isfinite(losses)) and losses[-1] < losses[0]
 
 
+@pytest.mark.slow
 def test_gradients_reach_the_encoder_through_the_memory():
     """The decoder starts from zeros: only the memory links it to the
     encoder."""
@@ -663,3 +670,107 @@ def test_attention_dropout_drops_weights_once_per_step():
     assert 0.35 < kept < 0.65
     # Different masks at different steps and rows.
     assert len(np.unique(best)) > 4
+
+
+def test_attention_rnn_dropout_equals_stepwise_dropout_with_the_same_masks():
+    """AttentionRNN draws all steps' attention dropout masks before its
+    loop with `draw_dropout_mask`; `step` with those masks gives the same
+    outputs, with input feeding (the cell sees the dropped context)."""
+    rng = np.random.default_rng(13)
+    batch, steps, source = 3, 4, 5
+    x = rng.normal(size=(batch, steps, E)).astype("float32")
+    memory = rng.normal(size=(batch, source, D)).astype("float32")
+    memory_mask = random_mask(rng, (batch, source))
+    attention = AdditiveAttention(4, dropout=0.5, seed=7)
+    wrapper = AttentionWrapper(
+        keras.layers.GRUCell(H), attention, attention_layer_size=5
+    )
+    rnn = AttentionRNN(wrapper)
+    rnn.build(x.shape, memory.shape)
+    seed_state = to_np(attention.seed_generator.state)
+    outputs, alignments = rnn(
+        x, memory, memory_mask=memory_mask, training=True
+    )
+    attention.seed_generator.state.assign(seed_state.astype("uint32"))
+    masks = attention.draw_dropout_mask((batch, steps, source))
+    state = wrapper.get_initial_state(memory, memory_mask)
+    for t in range(steps):
+        out, state, weights = wrapper.step(
+            x[:, t], state, training=True, dropout_mask=masks[:, t]
+        )
+        np.testing.assert_allclose(
+            to_np(out), to_np(outputs[:, t]), atol=1e-5
+        )
+        np.testing.assert_allclose(
+            to_np(weights), to_np(alignments[:, t]), atol=1e-5
+        )
+    # The masks did act: without dropout the outputs differ.
+    plain, _ = rnn(x, memory, memory_mask=memory_mask)
+    assert not np.allclose(to_np(plain), to_np(outputs), atol=1e-3)
+
+
+# ----------------------------------------------------------------------------
+# Masked source positions never influence the result, whatever is stored
+# there; float masks are refused.
+@pytest.mark.parametrize("attention", sorted(ATTENTIONS))
+@pytest.mark.parametrize("wiring", ["luong", "bahdanau"])
+@pytest.mark.parametrize("bad", [np.nan, np.inf])
+def test_non_finite_memory_at_masked_positions_changes_nothing(
+    attention, wiring, bad
+):
+    rng = np.random.default_rng(14)
+    x = rng.normal(size=(3, 4, E)).astype("float32")
+    memory = rng.normal(size=(3, 5, D)).astype("float32")
+    memory_mask = np.array(
+        [[1, 1, 1, 1, 1], [1, 0, 1, 0, 0], [0, 0, 0, 0, 0]], bool
+    )
+    clean = np.where(memory_mask[..., None], memory, 0.0).astype("float32")
+    dirty = np.where(memory_mask[..., None], memory, bad).astype("float32")
+    wrapper = AttentionWrapper(
+        keras.layers.LSTMCell(H),
+        ATTENTIONS[attention](),
+        attention_layer_size=5,
+        wiring=wiring,
+    )
+    rnn = AttentionRNN(wrapper)
+
+    def run(x, memory):
+        return rnn(x, memory, memory_mask=memory_mask)
+
+    outputs, alignments = run(x, clean)
+    (dirty_outputs, dirty_alignments), grads = gradients(run, x, dirty)
+    np.testing.assert_array_equal(to_np(dirty_outputs), to_np(outputs))
+    np.testing.assert_array_equal(to_np(dirty_alignments), to_np(alignments))
+    for grad in grads:
+        assert np.all(np.isfinite(to_np(grad)))
+    assert np.all(to_np(grads[1])[~memory_mask] == 0.0)
+    # Step-wise: the memory is prepared (zeroed) once.
+    state = wrapper.get_initial_state(dirty, memory_mask)
+    assert np.all(np.isfinite(to_np(state["memory"])))
+    assert np.all(np.isfinite(to_np(state["keys"])))
+    for t in range(4):
+        out, state, _ = wrapper.step(x[:, t], state)
+        np.testing.assert_allclose(
+            to_np(out), to_np(outputs[:, t]), atol=1e-5
+        )
+
+
+def test_float_masks_are_refused():
+    wrapper = AttentionWrapper(keras.layers.GRUCell(H), DotAttention())
+    rnn = AttentionRNN(wrapper)
+    x = np.zeros((2, 3, E), "float32")
+    memory = np.zeros((2, 5, D), "float32")
+    half = np.full((2, 5), 0.5, "float32")
+    message = r"must be a boolean \(or integer 0/1\) mask.*dtype=float32"
+    with pytest.raises(ValueError, match="`memory_mask` " + message):
+        wrapper.get_initial_state(memory, half)
+    with pytest.raises(ValueError, match="`memory_mask` " + message):
+        rnn(x, memory, memory_mask=half)
+    with pytest.raises(ValueError, match="`inputs_mask` " + message):
+        rnn(x, memory, inputs_mask=np.ones((2, 3), "float32"))
+    # Integer 0/1 masks are masks.
+    int_mask = np.array([[1, 1, 0, 0, 1], [1, 1, 1, 1, 1]], "int32")
+    got = rnn(x, memory, memory_mask=int_mask)
+    want = rnn(x, memory, memory_mask=int_mask.astype(bool))
+    for g, w in zip(got, want):
+        np.testing.assert_array_equal(to_np(g), to_np(w))

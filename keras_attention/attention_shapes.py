@@ -1,0 +1,94 @@
+"""Input checks of the attention layers: ranks, batch sizes, dtypes."""
+
+import keras
+
+from keras_attention.checks import check_same_batch
+from keras_attention.checks import is_floating
+from keras_attention.checks import shape_str
+
+
+def validate_attention_shapes(owner, query_shape, value_shape, key_shape=None):
+    """Ranks, batch sizes, source lengths and known feature sizes.
+
+    Args:
+        owner: The class name that prefixes the messages.
+        query_shape: `(batch_size, Tq, Dq)` or `(batch_size, Dq)`.
+        value_shape: `(batch_size, S, Dv)`.
+        key_shape: `(batch_size, S, Dk)`, or `None` for `value_shape`.
+
+    Returns:
+        The three shapes as tuples.
+
+    Raises:
+        ValueError: naming the argument, the expected and the received
+            shape.
+    """
+    query_shape = tuple(query_shape)
+    value_shape = tuple(value_shape)
+    key_shape = value_shape if key_shape is None else tuple(key_shape)
+    if len(query_shape) not in (2, 3):
+        raise ValueError(
+            f"{owner}: `query` must have rank 2 "
+            "(batch_size, Dq) or rank 3 (batch_size, Tq, Dq). Received: "
+            f"query.shape={shape_str(query_shape)}"
+        )
+    for name, shape in (("value", value_shape), ("key", key_shape)):
+        if len(shape) != 3:
+            raise ValueError(
+                f"{owner}: `{name}` must have rank 3 "
+                f"(batch_size, S, D{name[0]}). Received: "
+                f"{name}.shape={shape_str(shape)}"
+            )
+    check_same_batch(owner, query=query_shape, value=value_shape, key=key_shape)
+    if (
+        value_shape[1] is not None
+        and key_shape[1] is not None
+        and value_shape[1] != key_shape[1]
+    ):
+        raise ValueError(
+            f"{owner}: `key` and `value` must have the "
+            "same number of source positions S. Received: "
+            f"key.shape={shape_str(key_shape)}, "
+            f"value.shape={shape_str(value_shape)}"
+        )
+    for name, shape in (
+        ("query", query_shape),
+        ("value", value_shape),
+        ("key", key_shape),
+    ):
+        if shape[-1] is None:
+            raise ValueError(
+                f"{owner}: the last (feature) dimension "
+                f"of `{name}` must be known. Received: "
+                f"{name}.shape={shape_str(shape)}"
+            )
+    return query_shape, value_shape, key_shape
+
+
+def check_floating_inputs(owner, **tensors):
+    """Raises a `ValueError` for a non-floating tensor (`None`s skipped)."""
+    for name, tensor in tensors.items():
+        if tensor is None:
+            continue
+        dtype = keras.backend.standardize_dtype(tensor.dtype)
+        if not is_floating(dtype):
+            raise ValueError(
+                f"{owner}: `{name}` must be a floating "
+                f"point tensor. Received: {name}.dtype={dtype} with "
+                f"{name}.shape={shape_str(tensor.shape)}"
+            )
+
+
+def attention_output_shapes(query_shape, value_shape, key_shape):
+    """Shapes of the context and the weights for validated input shapes."""
+    known = [
+        s[0] for s in (query_shape, value_shape, key_shape) if s[0] is not None
+    ]
+    batch = known[0] if known else None
+    source = value_shape[1] if value_shape[1] is not None else key_shape[1]
+    if len(query_shape) == 2:
+        return ((batch, value_shape[-1]), (batch, source))
+    return (
+        (batch, query_shape[1], value_shape[-1]),
+        (batch, query_shape[1], source),
+    )

@@ -1,0 +1,123 @@
+"""What the attention RNN layers need of a Keras RNN cell.
+
+Sizes, the initial state and its checks, one call, and the cells' own
+dropout masks. Internal: `AttentionWrapper` and `AttentionRNN` use these
+functions; nothing here is re-exported by `keras_attention`.
+"""
+
+import keras
+from keras import ops
+from keras import tree
+
+from keras_attention.checks import shape_str
+
+
+def cell_output_size(cell):
+    """The size of the output of `cell` (its first state size if unset)."""
+    output_size = getattr(cell, "output_size", None)
+    if output_size is not None:
+        return output_size
+    state_size = cell.state_size
+    if isinstance(state_size, (list, tuple)):
+        return tree.flatten(state_size)[0]
+    return state_size
+
+
+def previous_output(cell, cell_state):
+    """The output of the previous step, read from a cell state.
+
+    Keras cells keep their output as the first state tensor (`h` of `[h, c]`
+    for `LSTMCell`); a `StackedRNNCells` outputs the top cell's.
+    """
+    if isinstance(cell, keras.layers.StackedRNNCells):
+        return previous_output(cell.cells[-1], cell_state[-1])
+    return tree.flatten(cell_state)[0]
+
+
+def initial_cell_state(cell, batch_size):
+    """The cell's zero state, always nested (a list for one tensor)."""
+    state = cell.get_initial_state(batch_size=batch_size)
+    if not tree.is_nested(state):
+        state = [state]
+    return state
+
+
+def check_cell_state(owner, cell_state, template):
+    """`cell_state` packed as `template`, or a `ValueError`.
+
+    Args:
+        owner: The class name that prefixes the message.
+        cell_state: The given state (a tensor is accepted for a one-tensor
+            state).
+        template: The cell's own initial state, whose structure and feature
+            sizes `cell_state` must have.
+    """
+    given = tree.flatten(cell_state)
+    expected = tree.flatten(template)
+    if len(given) != len(expected):
+        raise ValueError(
+            f"{owner}: `cell_state` must have "
+            f"{len(expected)} tensor(s), the structure of the cell "
+            f"state. Received {len(given)} tensor(s) with shapes "
+            + ", ".join(shape_str(t.shape) for t in given)
+        )
+    for g, e in zip(given, expected):
+        if g.shape[-1] is not None and g.shape[-1] != e.shape[-1]:
+            raise ValueError(
+                f"{owner}: `cell_state` tensors must have shapes "
+                + ", ".join(shape_str((None, t.shape[-1])) for t in expected)
+                + ". Received: "
+                + ", ".join(shape_str(t.shape) for t in given)
+            )
+    return tree.pack_sequence_as(template, given)
+
+
+def run_cell(cell, cell_inputs, cell_state, training):
+    """One call of `cell`; the new state keeps the structure of the old."""
+    kwargs = {}
+    if getattr(cell, "_call_has_training_arg", True):
+        kwargs["training"] = training
+    cell_inputs = ops.cast(cell_inputs, cell.compute_dtype)
+    output, new_state = cell(cell_inputs, cell_state, **kwargs)
+    # Keep the exact structure of the state (a while loop requires it;
+    # cells return a bare tensor or a list for a one-tensor state).
+    new_state = tree.pack_sequence_as(cell_state, tree.flatten(new_state))
+    return output, new_state
+
+
+def dropout_cells(cell):
+    """The cells of `cell` (recursing into stacks) that cache dropout masks."""
+    if isinstance(cell, keras.layers.StackedRNNCells):
+        return [c for sub in cell.cells for c in dropout_cells(sub)]
+    if hasattr(cell, "get_dropout_mask") and hasattr(
+        cell, "reset_dropout_mask"
+    ):
+        return [cell]
+    return []
+
+
+def prepare_dropout_masks(cell, cell_inputs, cell_state):
+    """Creates the cells' dropout masks before a loop, as `keras.layers.RNN`.
+
+    A Keras cell draws its dropout masks on its first call and reuses them
+    at every step; drawing them inside the loop would leak loop tensors (and
+    break JAX's pure loops), so they are drawn here, once per call.
+    """
+    if isinstance(cell, keras.layers.StackedRNNCells):
+        inputs = cell_inputs
+        for sub, state in zip(cell.cells, cell_state):
+            prepare_dropout_masks(sub, inputs, state)
+            state = list(state) if tree.is_nested(state) else [state]
+            inputs, _ = sub(inputs, state)
+        return
+    if hasattr(cell, "get_dropout_mask"):
+        cell.get_dropout_mask(cell_inputs)
+        first = tree.flatten(cell_state)[0]
+        cell.get_recurrent_dropout_mask(first)
+
+
+def reset_dropout_masks(cell):
+    """Forgets the masks of `prepare_dropout_masks` after the loop."""
+    for sub in dropout_cells(cell):
+        sub.reset_dropout_mask()
+        sub.reset_recurrent_dropout_mask()
