@@ -6,17 +6,14 @@ import numbers
 import keras
 from keras import ops
 
-from keras_attention.alignment_state import check_alignment_state
-from keras_attention.alignment_state import state_dtype
-from keras_attention.base_attention import BaseAttention
-from keras_attention.checks import check_mask
 from keras_attention.checks import check_positive_int
 from keras_attention.checks import shape_str
 from keras_attention.monotonic import check_mode
 from keras_attention.monotonic import monotonic_attention
+from keras_attention.stateful_attention import StatefulAttention
 
 
-class MonotonicAttention(BaseAttention):
+class MonotonicAttention(StatefulAttention):
     """Base class of the monotonic attentions: everything but the energy.
 
     At each decoder step, with `e_i` the energy of source position `i` (given
@@ -126,11 +123,6 @@ class MonotonicAttention(BaseAttention):
                 seed=sigmoid_noise_seed
             )
 
-    @property
-    def stateful(self) -> bool:
-        """`True`: the weights depend on the previous step's alignment."""
-        return True
-
     # ------------------------------------------------------------------
     # To be implemented by the energies.
     def energy(self, query, projected_key):
@@ -158,58 +150,16 @@ class MonotonicAttention(BaseAttention):
         return ops.matmul(key, ops.cast(self.key_kernel, key.dtype))
 
     # ------------------------------------------------------------------
+    def alignment_state_spec(self, batch_size, source_length):
+        """A `(batch_size, S)` tensor in `state_dtype`."""
+        return keras.KerasTensor(
+            (batch_size, source_length), dtype=self.state_dtype
+        )
+
     def initial_alignment_state(self, memory_mask):
         """One-hot on source position 0, `(batch_size, S)` (as TFA)."""
         positions = ops.cumsum(ops.ones_like(memory_mask, dtype="int32"), 1)
-        dtype = state_dtype(self.compute_dtype)
-        return ops.cast(ops.equal(positions, 1), dtype)
-
-    def prepare_memory(self, value, key=None, value_mask=None):
-        memory = super().prepare_memory(value, key=key, value_mask=value_mask)
-        if "alignment_state" not in memory:
-            memory["alignment_state"] = self.initial_alignment_state(
-                memory["memory_mask"]
-            )
-        return memory
-
-    def call(
-        self,
-        query,
-        value,
-        key=None,
-        query_mask=None,
-        value_mask=None,
-        training=None,
-        alignment_state=None,
-    ):
-        self._check_step_query(query)
-        self._validate_tensors(query, value, key)
-        if key is None:
-            key = value
-        if alignment_state is None:
-            mask = value_mask
-            if mask is None:
-                mask = ops.ones(ops.shape(value)[:2], dtype="bool")
-            alignment_state = self.initial_alignment_state(mask)
-        return self.attend(
-            query,
-            value,
-            self.project_key(ops.cast(key, self.score_dtype)),
-            query_mask=query_mask,
-            value_mask=value_mask,
-            training=training,
-            alignment_state=alignment_state,
-        )
-
-    def _check_step_query(self, query):
-        if len(query.shape) != 2:
-            raise ValueError(
-                f"{self.__class__.__name__} is stateful and runs one decoder "
-                "step at a time (in AttentionWrapper or AttentionRNN, or "
-                "through `attend`): `query` must have rank 2 "
-                "(batch_size, Dq). Received: "
-                f"query.shape={shape_str(query.shape)}"
-            )
+        return ops.cast(ops.equal(positions, 1), self.state_dtype)
 
     def attend(
         self,
@@ -227,24 +177,11 @@ class MonotonicAttention(BaseAttention):
         Returns:
             `(context, weights, next_alignment_state)`.
         """
-        name = self.__class__.__name__
-        self._check_step_query(query)
-        if use_causal_mask:
-            raise ValueError(
-                f"{name} runs one decoder step at a time and has no causal "
-                "mask. Received: use_causal_mask=True"
-            )
-        batch, source = value.shape[0], value.shape[1]
-        query_mask = check_mask(name, "query_mask", query_mask, (batch,))
-        value_mask = check_mask(name, "value_mask", value_mask, (batch, source))
-        dtype = state_dtype(self.compute_dtype)
-        check_alignment_state(
-            name,
+        query_mask, value_mask, previous = self.check_step(
+            query, value, query_mask, value_mask, use_causal_mask,
             alignment_state,
-            keras.KerasTensor((batch, source), dtype=dtype),
         )
-        previous = ops.cast(alignment_state, dtype)
-
+        dtype = self.state_dtype
         energy = self.energy(
             ops.cast(query, self.score_dtype),
             ops.cast(projected_key, self.score_dtype),
@@ -261,53 +198,8 @@ class MonotonicAttention(BaseAttention):
         if value_mask is not None:
             p_choose = ops.where(value_mask, p_choose, 0.0)
         weights = monotonic_attention(p_choose, previous, self.mode)
-        next_state = weights
-        if query_mask is not None:
-            row = ops.expand_dims(query_mask, -1)
-            weights = ops.where(row, weights, 0.0)
-            next_state = ops.where(row, next_state, previous)
-
-        weights = ops.cast(weights, self.compute_dtype)
-        attended = weights
-        if training and self.dropout > 0:
-            attended = keras.random.dropout(
-                weights, self.dropout, seed=self.seed_generator
-            )
-        context = ops.squeeze(
-            ops.matmul(
-                ops.expand_dims(attended, 1),
-                ops.cast(value, self.compute_dtype),
-            ),
-            1,
-        )
-        return context, weights, next_state
-
-    def compute_mask(self, query, previous_mask=None):
-        if previous_mask is None:
-            return None
-        return [previous_mask, None, None]
-
-    def compute_output_spec(
-        self,
-        query,
-        value,
-        key=None,
-        query_mask=None,
-        value_mask=None,
-        training=None,
-        alignment_state=None,
-    ):
-        self._check_step_query(query)
-        self._validate_tensors(query, value, key)
-        context_shape, weights_shape = self.compute_output_shape(
-            query.shape, value.shape, None if key is None else key.shape
-        )
-        return (
-            keras.KerasTensor(context_shape, dtype=self.compute_dtype),
-            keras.KerasTensor(weights_shape, dtype=self.compute_dtype),
-            keras.KerasTensor(
-                weights_shape, dtype=state_dtype(self.compute_dtype)
-            ),
+        return self.finish_step(
+            weights, weights, previous, query_mask, value, training
         )
 
     def get_config(self):
