@@ -46,6 +46,7 @@ def safe_cumprod(x, axis: int = -1, exclusive: bool = False):
     Returns:
         The cumulative product, same shape and dtype as `x`.
     """
+    x = ops.convert_to_tensor(x)
     dtype = keras.backend.standardize_dtype(x.dtype)
     tiny = float(np.finfo(dtype).tiny)
     logs = ops.log(ops.clip(x, tiny, 1.0))
@@ -90,6 +91,7 @@ def monotonic_attention(p_choose, previous_attention, mode: str):
         ValueError: if `mode` is not one of the three modes.
     """
     check_mode(mode)
+    p_choose = ops.convert_to_tensor(p_choose)
     previous_attention = ops.cast(previous_attention, p_choose.dtype)
     if mode == "recursive":
         shifted = ops.concatenate(
