@@ -200,47 +200,44 @@ class LocationSensitiveAttention(StatefulAttention):
         )
         return ops.cast(features, self.score_dtype)
 
-    def attend(
-        self,
-        query,
-        value,
-        projected_key,
-        query_mask=None,
-        value_mask=None,
+    def stateful_alignment(
+        self, query, projected_key, value_mask, alignment_state,
         training=None,
-        use_causal_mask=False,
-        alignment_state=None,
     ):
-        """One decoder step with keys already processed by `project_key`.
+        """The softmax weights of one step and the next state.
+
+        Args:
+            query: `(batch_size, Dq)` in the score dtype.
+            projected_key: `(batch_size, S, units)`, from `project_key`.
+            value_mask: Boolean `(batch_size, S)` or `None`.
+            alignment_state: The previous step's state (see the class).
+            training: Unused (no training-only behaviour).
 
         Returns:
-            `(context, weights, next_alignment_state)`.
+            `(weights, next_state)`: weights `(batch_size, S)` in
+            `state_dtype` and `{"weights": weights, "cumulative":
+            cumulative + weights}` (or `{"weights": weights}`).
         """
-        query_mask, value_mask, previous = self.check_step(
-            query, value, query_mask, value_mask, use_causal_mask,
-            alignment_state,
+        previous = self.checked_state(
+            alignment_state, projected_key.shape[0], projected_key.shape[1]
         )
-        score_dtype = self.score_dtype
-        query = ops.cast(query, score_dtype)
+        dtype = query.dtype
         hidden = (
-            ops.cast(projected_key, score_dtype)
+            projected_key
             + ops.expand_dims(
-                ops.matmul(query, ops.cast(self.query_kernel, score_dtype)), 1
+                ops.matmul(query, ops.cast(self.query_kernel, dtype)), 1
             )
             + self.location_features(previous, value_mask)
         )
         if self.bias is not None:
-            hidden = hidden + ops.cast(self.bias, score_dtype)
-        v = ops.cast(self.score_kernel, score_dtype)
+            hidden = hidden + ops.cast(self.bias, dtype)
+        v = ops.cast(self.score_kernel, dtype)
         scores = ops.sum(v * ops.tanh(hidden), axis=-1)
-        dtype = self.state_dtype
-        weights = ops.cast(masked_softmax(scores, value_mask), dtype)
+        weights = ops.cast(masked_softmax(scores, value_mask), self.state_dtype)
         next_state = {"weights": weights}
         if self.cumulative:
             next_state["cumulative"] = previous["cumulative"] + weights
-        return self.finish_step(
-            weights, next_state, previous, query_mask, value, training
-        )
+        return weights, next_state
 
     def get_config(self):
         config = super().get_config()

@@ -161,32 +161,28 @@ class MonotonicAttention(StatefulAttention):
         positions = ops.cumsum(ops.ones_like(memory_mask, dtype="int32"), 1)
         return ops.cast(ops.equal(positions, 1), self.state_dtype)
 
-    def attend(
-        self,
-        query,
-        value,
-        projected_key,
-        query_mask=None,
-        value_mask=None,
+    def stateful_alignment(
+        self, query, projected_key, value_mask, alignment_state,
         training=None,
-        use_causal_mask=False,
-        alignment_state=None,
     ):
-        """One decoder step with keys already processed by `project_key`.
+        """The monotonic alignment of one step and the next state (itself).
+
+        Args:
+            query: `(batch_size, Dq)` in the score dtype.
+            projected_key: `(batch_size, S, units)`, from `project_key`.
+            value_mask: Boolean `(batch_size, S)` or `None`.
+            alignment_state: The previous alignment `(batch_size, S)`.
+            training: Whether the sigmoid noise is added.
 
         Returns:
-            `(context, weights, next_alignment_state)`.
+            `(weights, weights)`, `(batch_size, S)` in `state_dtype`.
         """
-        query_mask, value_mask, previous = self.check_step(
-            query, value, query_mask, value_mask, use_causal_mask,
-            alignment_state,
-        )
         dtype = self.state_dtype
-        energy = self.energy(
-            ops.cast(query, self.score_dtype),
-            ops.cast(projected_key, self.score_dtype),
+        previous = self.checked_state(
+            alignment_state, projected_key.shape[0], projected_key.shape[1]
         )
-        energy = ops.cast(energy, dtype) + ops.cast(self.score_bias, dtype)
+        energy = ops.cast(self.energy(query, projected_key), dtype)
+        energy = energy + ops.cast(self.score_bias, dtype)
         if training and self.sigmoid_noise > 0:
             energy = energy + self.sigmoid_noise * keras.random.normal(
                 ops.shape(energy), dtype=dtype, seed=self.noise_seed_generator
@@ -198,9 +194,7 @@ class MonotonicAttention(StatefulAttention):
         if value_mask is not None:
             p_choose = ops.where(value_mask, p_choose, 0.0)
         weights = monotonic_attention(p_choose, previous, self.mode)
-        return self.finish_step(
-            weights, weights, previous, query_mask, value, training
-        )
+        return weights, weights
 
     def get_config(self):
         config = super().get_config()

@@ -5,25 +5,100 @@ alignment, which it carries as its *alignment state*: a tensor or a dict of
 tensors of shape `(batch_size, S)`. Such a layer runs one step at a time
 (in `AttentionWrapper` / `AttentionRNN`, or through `attend`), never over a
 whole query sequence.
+
+A layer implements `initial_alignment_state(memory_mask)`,
+`alignment_state_spec(batch_size, source_length)` and
+`stateful_alignment(query, projected_key, value_mask, alignment_state,
+training=None)`, the weights and next state of one step. `StatefulAttention`
+supplies the rest of the stateful contract of `BaseAttention` (`stateful`,
+`prepare_memory`, `call`, `attend`, the output specs): the contract's
+defaults on `BaseAttention` itself make it a thin alias once both are
+merged.
 """
 
 import keras
 from keras import ops
 from keras import tree
 
-from keras_attention.alignment_state import check_alignment_state
-from keras_attention.alignment_state import state_dtype
 from keras_attention.base_attention import BaseAttention
 from keras_attention.checks import check_mask
+from keras_attention.checks import is_floating
 from keras_attention.checks import shape_str
+from keras_attention.checks import shapes_compatible
+
+
+def state_dtype(compute_dtype: str) -> str:
+    """The dtype of an alignment state: float32, or float64 for float64.
+
+    Cumulative sums and products of alignments lose too much precision in
+    float16 and bfloat16, so mixed precision policies keep the state in
+    float32.
+    """
+    if keras.backend.standardize_dtype(compute_dtype) == "float64":
+        return "float64"
+    return "float32"
+
+
+def check_state_structure(owner: str, state, expected):
+    """`state` if it has the structure and shapes of `expected`.
+
+    Args:
+        owner: The class name that prefixes the message.
+        state: The alignment state received, or `None`.
+        expected: The expected structure of `keras.KerasTensor`s (`None`
+            for sizes that are not known).
+
+    Raises:
+        ValueError: if `state` is `None`, has another structure, a tensor of
+            another shape (where both are known) or a non-floating tensor.
+    """
+    if state is None:
+        raise ValueError(
+            f"{owner} is stateful: `attend` needs the previous step's "
+            "`alignment_state` (start from `initial_alignment_state(mask)` "
+            "or `prepare_memory(...)['alignment_state']`). Received: "
+            "alignment_state=None"
+        )
+    try:
+        tree.assert_same_structure(state, expected)
+    except (TypeError, ValueError):
+        raise ValueError(
+            f"{owner}: `alignment_state` must have the structure of "
+            f"{_describe(expected)}. Received: alignment_state="
+            f"{_describe(state)}"
+        ) from None
+    for got, want in zip(tree.flatten(state), tree.flatten(expected)):
+        if not shapes_compatible(got.shape, want.shape):
+            raise ValueError(
+                f"{owner}: every tensor of `alignment_state` must have shape "
+                f"{shape_str(want.shape)}. Received: alignment_state="
+                f"{_describe(state)}"
+            )
+        if not is_floating(got.dtype):
+            raise ValueError(
+                f"{owner}: `alignment_state` must hold floating point "
+                f"tensors. Received: alignment_state={_describe(state)}"
+            )
+    return state
+
+
+def _describe(structure):
+    def one(x):
+        if hasattr(x, "shape") and hasattr(x, "dtype"):
+            dtype = keras.backend.standardize_dtype(x.dtype)
+            return f"<tensor shape={shape_str(x.shape)} dtype={dtype}>"
+        return repr(x)
+
+    if isinstance(structure, dict):
+        items = ", ".join(f"{k!r}: {one(v)}" for k, v in structure.items())
+        return "{" + items + "}"
+    if isinstance(structure, (list, tuple)):
+        return "(" + ", ".join(one(x) for x in structure) + ")"
+    return one(structure)
 
 
 class StatefulAttention(BaseAttention):
     """Base class of the attention layers that carry an alignment state.
-
-    A subclass implements `build`, `project_key`, `alignment_state_spec`,
-    `initial_alignment_state` and `attend`, which starts with
-    `check_step(...)` and ends with `finish_step(...)`.
 
     Call convention (one decoder step):
 
@@ -32,6 +107,7 @@ class StatefulAttention(BaseAttention):
             training=None, alignment_state=None)
 
     A missing `alignment_state` is `initial_alignment_state(value_mask)`.
+    Masked query rows get zero weights and context and keep their state.
     """
 
     @property
@@ -51,6 +127,38 @@ class StatefulAttention(BaseAttention):
     def initial_alignment_state(self, memory_mask):
         """The state before the first step, for a `(batch, S)` mask."""
         raise NotImplementedError
+
+    def stateful_alignment(
+        self, query, projected_key, value_mask, alignment_state,
+        training=None,
+    ):
+        """`(weights, next_alignment_state)` of one step.
+
+        Args:
+            query: `(batch_size, Dq)` in the score dtype.
+            projected_key: `(batch_size, S, ...)` from `project_key`, in the
+                score dtype.
+            value_mask: Boolean `(batch_size, S)` or `None`.
+            alignment_state: The previous step's state.
+            training: Whether training-only noise is applied.
+
+        Returns:
+            Weights `(batch_size, S)` in `state_dtype`, exactly zero at
+            masked positions, and the next state, of the structure, shapes
+            and dtypes of `alignment_state_spec`.
+        """
+        raise NotImplementedError
+
+    def checked_state(self, alignment_state, batch_size, source_length):
+        """The state cast to `state_dtype`, after `check_state_structure`."""
+        check_state_structure(
+            self.__class__.__name__,
+            alignment_state,
+            self.alignment_state_spec(batch_size, source_length),
+        )
+        return tree.map_structure(
+            lambda t: ops.cast(t, self.state_dtype), alignment_state
+        )
 
     def prepare_memory(self, value, key=None, value_mask=None):
         memory = super().prepare_memory(value, key=key, value_mask=value_mask)
@@ -89,7 +197,7 @@ class StatefulAttention(BaseAttention):
             alignment_state=alignment_state,
         )
 
-    def _check_step_query(self, query):
+    def _check_step_query(self, query, use_causal_mask=False):
         if len(query.shape) != 2:
             raise ValueError(
                 f"{self.__class__.__name__} is stateful and runs one decoder "
@@ -98,56 +206,48 @@ class StatefulAttention(BaseAttention):
                 "(batch_size, Dq). Received: "
                 f"query.shape={shape_str(query.shape)}"
             )
-
-    def check_step(
-        self, query, value, query_mask, value_mask, use_causal_mask,
-        alignment_state,
-    ):
-        """Validates one step's arguments.
-
-        Returns:
-            `(query_mask, value_mask, previous_state)`: the boolean masks
-            (or `None`) and the state cast to `state_dtype`.
-        """
-        name = self.__class__.__name__
-        self._check_step_query(query)
         if use_causal_mask:
             raise ValueError(
-                f"{name} runs one decoder step at a time and has no causal "
-                "mask. Received: use_causal_mask=True"
+                f"{self.__class__.__name__} runs one decoder step at a time "
+                "and has no causal mask. Received: use_causal_mask=True"
             )
+
+    def attend(
+        self,
+        query,
+        value,
+        projected_key,
+        query_mask=None,
+        value_mask=None,
+        training=None,
+        use_causal_mask=False,
+        alignment_state=None,
+    ):
+        """One decoder step with keys already processed by `project_key`.
+
+        Returns:
+            `(context, weights, next_alignment_state)`.
+        """
+        name = self.__class__.__name__
+        self._check_step_query(query, use_causal_mask)
         batch, source = value.shape[0], value.shape[1]
         query_mask = check_mask(name, "query_mask", query_mask, (batch,))
         value_mask = check_mask(name, "value_mask", value_mask, (batch, source))
-        check_alignment_state(
-            name, alignment_state, self.alignment_state_spec(batch, source)
+        # `stateful_alignment` checks the state (`checked_state`).
+        weights, next_state = self.stateful_alignment(
+            ops.cast(query, self.score_dtype),
+            ops.cast(projected_key, self.score_dtype),
+            value_mask,
+            alignment_state,
+            training=training,
         )
-        previous = tree.map_structure(
-            lambda t: ops.cast(t, self.state_dtype), alignment_state
-        )
-        return query_mask, value_mask, previous
-
-    def finish_step(self, weights, next_state, previous, query_mask, value,
-                    training):
-        """The context; masked query rows: zero weights, previous state.
-
-        Args:
-            weights: `(batch_size, S)` weights of the step.
-            next_state: The state after the step.
-            previous: The state before the step.
-            query_mask: Boolean `(batch_size,)` or `None`.
-            value: `(batch_size, S, Dv)`.
-            training: Whether dropout is applied.
-
-        Returns:
-            `(context, weights, next_state)`, context and weights in the
-            compute dtype.
-        """
         if query_mask is not None:
             row = ops.expand_dims(query_mask, -1)
             weights = ops.where(row, weights, 0.0)
             next_state = tree.map_structure(
-                lambda new, old: ops.where(row, new, old), next_state, previous
+                lambda new, old: ops.where(row, new, ops.cast(old, new.dtype)),
+                next_state,
+                alignment_state,
             )
         weights = ops.cast(weights, self.compute_dtype)
         attended = weights
