@@ -9,11 +9,10 @@ whole query sequence.
 A layer implements `initial_alignment_state(memory_mask)`,
 `alignment_state_spec(batch_size, source_length)` and
 `stateful_alignment(query, projected_key, value_mask, alignment_state,
-training=None)`, the weights and next state of one step. `StatefulAttention`
-supplies the rest of the stateful contract of `BaseAttention` (`stateful`,
-`prepare_memory`, `call`, `attend`, the output specs): the contract's
-defaults on `BaseAttention` itself make it a thin alias once both are
-merged.
+training=None)`, the weights and next state of one step; `BaseAttention`
+does the rest (masked query rows, dropout, the context, `prepare_memory`,
+`call`, the output specs). Where `BaseAttention` does not carry the
+stateful contract yet, `_PreMergeContract` supplies it.
 """
 
 import keras
@@ -97,68 +96,14 @@ def _describe(structure):
     return one(structure)
 
 
-class StatefulAttention(BaseAttention):
-    """Base class of the attention layers that carry an alignment state.
+class _PreMergeContract(BaseAttention):
+    """The stateful contract, for a `BaseAttention` that lacks it.
 
-    Call convention (one decoder step):
-
-        context, weights, next_state = layer(
-            query, value, key=None, query_mask=None, value_mask=None,
-            training=None, alignment_state=None)
-
-    A missing `alignment_state` is `initial_alignment_state(value_mask)`.
-    Masked query rows get zero weights and context and keep their state.
+    `BaseAttention` gains the contract (`stateful`, `stateful_alignment`,
+    `alignment_state` in `prepare_memory`, `call` and `attend`) on the
+    "core" branch; until then these methods supply it. Delete this class
+    once the contract is merged: `_ContractBase` is then `BaseAttention`.
     """
-
-    @property
-    def stateful(self) -> bool:
-        """`True`: the weights depend on the previous step's alignment."""
-        return True
-
-    @property
-    def state_dtype(self) -> str:
-        """float32 (float64 under a float64 policy): see `state_dtype`."""
-        return state_dtype(self.compute_dtype)
-
-    def alignment_state_spec(self, batch_size, source_length):
-        """The state's structure as `keras.KerasTensor`s."""
-        raise NotImplementedError
-
-    def initial_alignment_state(self, memory_mask):
-        """The state before the first step, for a `(batch, S)` mask."""
-        raise NotImplementedError
-
-    def stateful_alignment(
-        self, query, projected_key, value_mask, alignment_state,
-        training=None,
-    ):
-        """`(weights, next_alignment_state)` of one step.
-
-        Args:
-            query: `(batch_size, Dq)` in the score dtype.
-            projected_key: `(batch_size, S, ...)` from `project_key`, in the
-                score dtype.
-            value_mask: Boolean `(batch_size, S)` or `None`.
-            alignment_state: The previous step's state.
-            training: Whether training-only noise is applied.
-
-        Returns:
-            Weights `(batch_size, S)` in `state_dtype`, exactly zero at
-            masked positions, and the next state, of the structure, shapes
-            and dtypes of `alignment_state_spec`.
-        """
-        raise NotImplementedError
-
-    def checked_state(self, alignment_state, batch_size, source_length):
-        """The state cast to `state_dtype`, after `check_state_structure`."""
-        check_state_structure(
-            self.__class__.__name__,
-            alignment_state,
-            self.alignment_state_spec(batch_size, source_length),
-        )
-        return tree.map_structure(
-            lambda t: ops.cast(t, self.state_dtype), alignment_state
-        )
 
     def prepare_memory(self, value, key=None, value_mask=None):
         memory = super().prepare_memory(value, key=key, value_mask=value_mask)
@@ -288,4 +233,74 @@ class StatefulAttention(BaseAttention):
             keras.KerasTensor(context_shape, dtype=self.compute_dtype),
             keras.KerasTensor(weights_shape, dtype=self.compute_dtype),
             self.alignment_state_spec(*weights_shape),
+        )
+
+
+if hasattr(BaseAttention, "stateful_alignment"):
+    _ContractBase = BaseAttention
+else:
+    _ContractBase = _PreMergeContract
+
+
+class StatefulAttention(_ContractBase):
+    """Base class of the attention layers that carry an alignment state.
+
+    Call convention (one decoder step):
+
+        context, weights, next_state = layer(
+            query, value, key=None, query_mask=None, value_mask=None,
+            training=None, alignment_state=None)
+
+    A missing `alignment_state` is `initial_alignment_state(value_mask)`.
+    Masked query rows get zero weights and context and keep their state.
+    """
+
+    @property
+    def stateful(self) -> bool:
+        """`True`: the weights depend on the previous step's alignment."""
+        return True
+
+    @property
+    def state_dtype(self) -> str:
+        """float32 (float64 under a float64 policy): see `state_dtype`."""
+        return state_dtype(self.compute_dtype)
+
+    def alignment_state_spec(self, batch_size, source_length):
+        """The state's structure as `keras.KerasTensor`s."""
+        raise NotImplementedError
+
+    def initial_alignment_state(self, memory_mask):
+        """The state before the first step, for a `(batch, S)` mask."""
+        raise NotImplementedError
+
+    def stateful_alignment(
+        self, query, projected_key, value_mask, alignment_state,
+        training=None,
+    ):
+        """`(weights, next_alignment_state)` of one step.
+
+        Args:
+            query: `(batch_size, Dq)` in the score dtype.
+            projected_key: `(batch_size, S, ...)` from `project_key`, in the
+                score dtype.
+            value_mask: Boolean `(batch_size, S)` or `None`.
+            alignment_state: The previous step's state.
+            training: Whether training-only noise is applied.
+
+        Returns:
+            Weights `(batch_size, S)` in `state_dtype`, exactly zero at
+            masked positions, and the next state, of the structure, shapes
+            and dtypes of `alignment_state_spec`.
+        """
+        raise NotImplementedError
+
+    def checked_state(self, alignment_state, batch_size, source_length):
+        """The state cast to `state_dtype`, after `check_state_structure`."""
+        check_state_structure(
+            self.__class__.__name__,
+            alignment_state,
+            self.alignment_state_spec(batch_size, source_length),
+        )
+        return tree.map_structure(
+            lambda t: ops.cast(t, self.state_dtype), alignment_state
         )
