@@ -337,3 +337,14 @@ def test_stateful_contract():
     memory = layer.prepare_memory(np.zeros((2, 5, 3), "float32"))
     assert set(memory) == {"memory", "keys", "memory_mask", "alignment_state"}
     assert set(memory["alignment_state"]) == {"weights", "cumulative"}
+
+
+def test_fully_masked_row_gives_zeros_not_nan():
+    queries, memory, _ = data()
+    mask = np.array([[1] * 9, [1, 1] + [0] * 7, [0] * 9], bool)
+    layer = make()
+    context, weights, state = layer(queries[0], memory, value_mask=mask)
+    for x in (context, weights, *state.values()):
+        assert np.all(np.isfinite(to_np(x)))
+    np.testing.assert_array_equal(to_np(weights)[2], 0)
+    np.testing.assert_array_equal(to_np(context)[2], 0)

@@ -490,3 +490,17 @@ def test_stateful_contract():
     np.testing.assert_array_equal(
         to_np(memory["alignment_state"]), [[1, 0, 0, 0, 0]] * 2
     )
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_fully_masked_row_gives_zeros_not_nan(mode):
+    layer = make("bahdanau", "normalize", mode)
+    rng = np.random.default_rng(10)
+    query = rng.normal(size=(2, 4)).astype("float32")
+    memory = rng.normal(size=(2, 5, 3)).astype("float32")
+    mask = np.array([[1, 1, 0, 0, 0], [0, 0, 0, 0, 0]], bool)
+    context, weights, state = layer(query, memory, value_mask=mask)
+    for x in (context, weights, state):
+        assert np.all(np.isfinite(to_np(x)))
+    np.testing.assert_array_equal(to_np(weights)[1], 0)
+    np.testing.assert_array_equal(to_np(context)[1], 0)
