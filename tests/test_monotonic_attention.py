@@ -372,8 +372,9 @@ def test_keras_round_trip_safe_mode(energy, tmp_path):
     assert loaded.layers[-1].__class__ is layer.__class__
 
 
-def test_fit_step_gives_finite_gradients():
-    layer = make("bahdanau", "normalize", sigmoid_noise=1.0)
+@pytest.mark.parametrize("mode", ["parallel", "recursive"])
+def test_fit_step_gives_finite_gradients(mode):
+    layer = make("bahdanau", "normalize", mode, sigmoid_noise=1.0)
     model = step_model(layer, source=6, query_dim=4, value_dim=3)
     inputs = step_inputs(layer, 4, 6, 4, 3)
     model.compile("adam", loss=["mse", None, None])
