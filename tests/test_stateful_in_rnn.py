@@ -1,4 +1,5 @@
-"""The stateful attention layers inside AttentionWrapper and AttentionRNN.
+"""The stateful attention layers inside AttentionWrapper, AttentionRNN and
+the greedy and beam search decoders.
 
 Live once `BaseAttention` carries the stateful contract (`stateful`,
 `alignment_state` in `AttentionWrapper`'s state): skipped before.
@@ -7,6 +8,7 @@ Live once `BaseAttention` carries the stateful contract (`stateful`,
 import keras
 import numpy as np
 import pytest
+from keras import ops
 
 from keras_attention import BahdanauMonotonicAttention
 from keras_attention import BaseAttention
@@ -109,4 +111,88 @@ def test_model_with_stateful_attention_trains_and_round_trips(name, tmp_path):
     loaded = keras.saving.load_model(path, safe_mode=True)
     np.testing.assert_allclose(
         to_np(loaded([src, tgt])), to_np(model([src, tgt])), atol=1e-5
+    )
+
+
+# ----------------------------------------------------------------------------
+# Decoders: beam search must re-gather the alignment state with the beams.
+VOCAB, EMBED, SOURCE = 7, 4, 5
+START, END = 0, 1
+
+
+class Decoder:
+    def __init__(self, name):
+        keras.utils.set_random_seed(1)
+        self.embedding = keras.layers.Embedding(VOCAB, EMBED)
+        self.wrapper = AttentionWrapper(
+            keras.layers.LSTMCell(H), LAYERS[name](), attention_layer_size=H
+        )
+        self.projection = keras.layers.Dense(
+            VOCAB, kernel_initializer=keras.initializers.RandomNormal(0, 2.0)
+        )
+        rng = np.random.default_rng(0)
+        self.memory = rng.normal(size=(3, SOURCE, D)).astype("float32")
+        self.mask = np.ones((3, SOURCE), bool)
+        self.mask[2, 3:] = False
+        self.embedding.build((None,))
+        self.wrapper.build((None, EMBED), (None, SOURCE, D))
+        self.projection.build((None, H))
+
+    def initial_state(self, rows=slice(None)):
+        return self.wrapper.get_initial_state(
+            ops.convert_to_tensor(self.memory[rows]),
+            memory_mask=ops.convert_to_tensor(self.mask[rows]),
+        )
+
+    def step(self, tokens, state):
+        output, state, weights = self.wrapper.step(
+            self.embedding(tokens), state
+        )
+        return ops.log_softmax(self.projection(output)), state, weights
+
+
+@pytest.mark.parametrize("name", sorted(LAYERS))
+def test_beam_search_regathers_the_alignment_state(name):
+    from keras_attention.decoding import beam_search_decode
+    from keras_attention.decoding import greedy_decode
+
+    decoder = Decoder(name)
+    out = beam_search_decode(
+        decoder.step, START, decoder.initial_state(), END, max_length=6,
+        beam_width=3, return_all_beams=True,
+    )
+    tokens = to_np(out["beam_tokens"])
+    lengths = to_np(out["beam_lengths"])
+    log_probs = to_np(out["beam_log_probs"])
+    attention = to_np(out["beam_attention"])
+    # Each hypothesis, re-run alone token by token from the initial state,
+    # gives the same log-probability and attention: its alignment state
+    # followed it through the beam reorderings.
+    for b in range(3):
+        for i in range(3):
+            state = decoder.initial_state(slice(b, b + 1))
+            previous, total = START, 0.0
+            for t, token in enumerate(tokens[b, i, : lengths[b, i]]):
+                step_log_probs, state, weights = decoder.step(
+                    ops.convert_to_tensor([previous], dtype="int32"), state
+                )
+                total += float(to_np(step_log_probs)[0, token])
+                np.testing.assert_allclose(
+                    attention[b, i, t], to_np(weights)[0], atol=1e-5
+                )
+                previous = token
+            np.testing.assert_allclose(log_probs[b, i], total, atol=1e-4)
+    assert np.all(attention[2, :, :, 3:] == 0.0)
+    greedy = greedy_decode(
+        decoder.step, START, decoder.initial_state(), END, max_length=6
+    )
+    beam = beam_search_decode(
+        decoder.step, START, decoder.initial_state(), END, max_length=6,
+        beam_width=1,
+    )
+    np.testing.assert_array_equal(
+        to_np(beam["tokens"]), to_np(greedy["tokens"])
+    )
+    np.testing.assert_allclose(
+        to_np(beam["attention"]), to_np(greedy["attention"]), atol=1e-6
     )
