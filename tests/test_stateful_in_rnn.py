@@ -196,3 +196,28 @@ def test_beam_search_regathers_the_alignment_state(name):
     np.testing.assert_allclose(
         to_np(beam["attention"]), to_np(greedy["attention"]), atol=1e-6
     )
+
+
+@pytest.mark.skipif(
+    keras.backend.backend() == "jax",
+    reason="sigmoid noise is drawn inside AttentionRNN's scan, which JAX's "
+    "lax.scan cannot leak random state out of (UnexpectedTracerError): "
+    "AttentionRNN would need to draw it before the loop, as it draws the "
+    "dropout masks",
+)
+def test_sigmoid_noise_in_training_inside_attention_rnn():
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(2, 4, E)).astype("float32")
+    memory = rng.normal(size=(2, 5, D)).astype("float32")
+    wrapper = AttentionWrapper(
+        keras.layers.LSTMCell(H),
+        BahdanauMonotonicAttention(5, sigmoid_noise=1.0, sigmoid_noise_seed=1),
+        attention_layer_size=H,
+    )
+    rnn = AttentionRNN(wrapper)
+    _, noisy = rnn(x, memory, training=True)
+    _, clean = rnn(x, memory, training=False)
+    _, clean_again = rnn(x, memory)
+    np.testing.assert_array_equal(to_np(clean), to_np(clean_again))
+    assert np.abs(to_np(noisy) - to_np(clean)).max() > 1e-3
+    assert np.all(np.isfinite(to_np(noisy)))
