@@ -160,6 +160,7 @@ class LocationSensitiveAttention(StatefulAttention):
             )
 
     def project_key(self, key):
+        """`W1 k_i`, computed once per memory."""
         return ops.matmul(key, ops.cast(self.key_kernel, key.dtype))
 
     # ------------------------------------------------------------------

@@ -13,6 +13,7 @@ from keras_attention.monotonic import monotonic_attention
 from keras_attention.stateful_attention import StatefulAttention
 
 
+@keras.saving.register_keras_serializable(package="keras_attention")
 class MonotonicAttention(StatefulAttention):
     """Base class of the monotonic attentions: everything but the energy.
 
@@ -147,6 +148,7 @@ class MonotonicAttention(StatefulAttention):
         )
 
     def project_key(self, key):
+        """`k W1` (Bahdanau) or `k W` (Luong), once per memory."""
         return ops.matmul(key, ops.cast(self.key_kernel, key.dtype))
 
     # ------------------------------------------------------------------
