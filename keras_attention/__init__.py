@@ -22,6 +22,12 @@ from keras_attention.decoding import beam_search_nbest
 from keras_attention.decoding import greedy_decode
 from keras_attention.decoding import sample_decode
 from keras_attention.dot_attention import DotAttention
+from keras_attention.location_sensitive_attention import (
+    LocationSensitiveAttention,
+)
+from keras_attention.monotonic_attention import BahdanauMonotonicAttention
+from keras_attention.monotonic_attention import LuongMonotonicAttention
+from keras_attention.monotonic_attention import MonotonicAttention
 from keras_attention.multiplicative_attention import MultiplicativeAttention
 from keras_attention.version import __version__
 from keras_attention.visualization import attention_text_grid

@@ -1,0 +1,306 @@
+"""Shared base of the stateful attention layers (monotonic, location).
+
+A stateful layer's weights at a decoder step depend on the previous step's
+alignment, which it carries as its *alignment state*: a tensor or a dict of
+tensors of shape `(batch_size, S)`. Such a layer runs one step at a time
+(in `AttentionWrapper` / `AttentionRNN`, or through `attend`), never over a
+whole query sequence.
+
+A layer implements `initial_alignment_state(memory_mask)`,
+`alignment_state_spec(batch_size, source_length)` and
+`stateful_alignment(query, projected_key, value_mask, alignment_state,
+training=None)`, the weights and next state of one step; `BaseAttention`
+does the rest (masked query rows, dropout, the context, `prepare_memory`,
+`call`, the output specs). Where `BaseAttention` does not carry the
+stateful contract yet, `_PreMergeContract` supplies it.
+"""
+
+import keras
+from keras import ops
+from keras import tree
+
+from keras_attention.base_attention import BaseAttention
+from keras_attention.checks import check_mask
+from keras_attention.checks import is_floating
+from keras_attention.checks import shape_str
+from keras_attention.checks import shapes_compatible
+
+
+def state_dtype(compute_dtype: str) -> str:
+    """The dtype of an alignment state: float32, or float64 for float64.
+
+    Cumulative sums and products of alignments lose too much precision in
+    float16 and bfloat16, so mixed precision policies keep the state in
+    float32.
+    """
+    if keras.backend.standardize_dtype(compute_dtype) == "float64":
+        return "float64"
+    return "float32"
+
+
+def check_state_structure(owner: str, state, expected):
+    """`state` if it has the structure and shapes of `expected`.
+
+    Args:
+        owner: The class name that prefixes the message.
+        state: The alignment state received, or `None`.
+        expected: The expected structure of `keras.KerasTensor`s (`None`
+            for sizes that are not known).
+
+    Raises:
+        ValueError: if `state` is `None`, has another structure, a tensor of
+            another shape (where both are known) or a non-floating tensor.
+    """
+    if state is None:
+        raise ValueError(
+            f"{owner} is stateful: `attend` needs the previous step's "
+            "`alignment_state` (start from `initial_alignment_state(mask)` "
+            "or `prepare_memory(...)['alignment_state']`). Received: "
+            "alignment_state=None"
+        )
+    try:
+        tree.assert_same_structure(state, expected)
+    except (TypeError, ValueError):
+        raise ValueError(
+            f"{owner}: `alignment_state` must have the structure of "
+            f"{_describe(expected)}. Received: alignment_state="
+            f"{_describe(state)}"
+        ) from None
+    for got, want in zip(tree.flatten(state), tree.flatten(expected)):
+        if not shapes_compatible(got.shape, want.shape):
+            raise ValueError(
+                f"{owner}: every tensor of `alignment_state` must have shape "
+                f"{shape_str(want.shape)}. Received: alignment_state="
+                f"{_describe(state)}"
+            )
+        if not is_floating(got.dtype):
+            raise ValueError(
+                f"{owner}: `alignment_state` must hold floating point "
+                f"tensors. Received: alignment_state={_describe(state)}"
+            )
+    return state
+
+
+def _describe(structure):
+    def one(x):
+        if hasattr(x, "shape") and hasattr(x, "dtype"):
+            dtype = keras.backend.standardize_dtype(x.dtype)
+            return f"<tensor shape={shape_str(x.shape)} dtype={dtype}>"
+        return repr(x)
+
+    if isinstance(structure, dict):
+        items = ", ".join(f"{k!r}: {one(v)}" for k, v in structure.items())
+        return "{" + items + "}"
+    if isinstance(structure, (list, tuple)):
+        return "(" + ", ".join(one(x) for x in structure) + ")"
+    return one(structure)
+
+
+class _PreMergeContract(BaseAttention):
+    """The stateful contract, for a `BaseAttention` that lacks it.
+
+    `BaseAttention` gains the contract (`stateful`, `stateful_alignment`,
+    `alignment_state` in `prepare_memory`, `call` and `attend`) on the
+    "core" branch; until then these methods supply it. Delete this class
+    once the contract is merged: `_ContractBase` is then `BaseAttention`.
+    """
+
+    def prepare_memory(self, value, key=None, value_mask=None):
+        memory = super().prepare_memory(value, key=key, value_mask=value_mask)
+        if "alignment_state" not in memory:
+            memory["alignment_state"] = self.initial_alignment_state(
+                memory["memory_mask"]
+            )
+        return memory
+
+    def call(
+        self,
+        query,
+        value,
+        key=None,
+        query_mask=None,
+        value_mask=None,
+        training=None,
+        alignment_state=None,
+    ):
+        self._check_step_query(query)
+        self._validate_tensors(query, value, key)
+        if key is None:
+            key = value
+        if alignment_state is None:
+            mask = value_mask
+            if mask is None:
+                mask = ops.ones(ops.shape(value)[:2], dtype="bool")
+            alignment_state = self.initial_alignment_state(mask)
+        return self.attend(
+            query,
+            value,
+            self.project_key(ops.cast(key, self.score_dtype)),
+            query_mask=query_mask,
+            value_mask=value_mask,
+            training=training,
+            alignment_state=alignment_state,
+        )
+
+    def _check_step_query(self, query, use_causal_mask=False):
+        if len(query.shape) != 2:
+            raise ValueError(
+                f"{self.__class__.__name__} is stateful and runs one decoder "
+                "step at a time (in AttentionWrapper or AttentionRNN, or "
+                "through `attend`): `query` must have rank 2 "
+                "(batch_size, Dq). Received: "
+                f"query.shape={shape_str(query.shape)}"
+            )
+        if use_causal_mask:
+            raise ValueError(
+                f"{self.__class__.__name__} runs one decoder step at a time "
+                "and has no causal mask. Received: use_causal_mask=True"
+            )
+
+    def attend(
+        self,
+        query,
+        value,
+        projected_key,
+        query_mask=None,
+        value_mask=None,
+        training=None,
+        use_causal_mask=False,
+        alignment_state=None,
+    ):
+        """One decoder step with keys already processed by `project_key`.
+
+        Returns:
+            `(context, weights, next_alignment_state)`.
+        """
+        name = self.__class__.__name__
+        self._check_step_query(query, use_causal_mask)
+        batch, source = value.shape[0], value.shape[1]
+        query_mask = check_mask(name, "query_mask", query_mask, (batch,))
+        value_mask = check_mask(name, "value_mask", value_mask, (batch, source))
+        # `stateful_alignment` checks the state (`checked_state`).
+        weights, next_state = self.stateful_alignment(
+            ops.cast(query, self.score_dtype),
+            ops.cast(projected_key, self.score_dtype),
+            value_mask,
+            alignment_state,
+            training=training,
+        )
+        if query_mask is not None:
+            row = ops.expand_dims(query_mask, -1)
+            weights = ops.where(row, weights, 0.0)
+            next_state = tree.map_structure(
+                lambda new, old: ops.where(row, new, ops.cast(old, new.dtype)),
+                next_state,
+                alignment_state,
+            )
+        weights = ops.cast(weights, self.compute_dtype)
+        attended = weights
+        if training and self.dropout > 0:
+            attended = keras.random.dropout(
+                weights, self.dropout, seed=self.seed_generator
+            )
+        context = ops.squeeze(
+            ops.matmul(
+                ops.expand_dims(attended, 1),
+                ops.cast(value, self.compute_dtype),
+            ),
+            1,
+        )
+        return context, weights, next_state
+
+    def compute_mask(self, query, previous_mask=None):
+        if previous_mask is None:
+            return None
+        return [previous_mask, None, None]
+
+    def compute_output_spec(
+        self,
+        query,
+        value,
+        key=None,
+        query_mask=None,
+        value_mask=None,
+        training=None,
+        alignment_state=None,
+    ):
+        self._check_step_query(query)
+        self._validate_tensors(query, value, key)
+        context_shape, weights_shape = self.compute_output_shape(
+            query.shape, value.shape, None if key is None else key.shape
+        )
+        return (
+            keras.KerasTensor(context_shape, dtype=self.compute_dtype),
+            keras.KerasTensor(weights_shape, dtype=self.compute_dtype),
+            self.alignment_state_spec(*weights_shape),
+        )
+
+
+if hasattr(BaseAttention, "stateful_alignment"):
+    _ContractBase = BaseAttention
+else:
+    _ContractBase = _PreMergeContract
+
+
+class StatefulAttention(_ContractBase):
+    """Base class of the attention layers that carry an alignment state.
+
+    Call convention (one decoder step):
+
+        context, weights, next_state = layer(
+            query, value, key=None, query_mask=None, value_mask=None,
+            training=None, alignment_state=None)
+
+    A missing `alignment_state` is `initial_alignment_state(value_mask)`.
+    Masked query rows get zero weights and context and keep their state.
+    """
+
+    @property
+    def stateful(self) -> bool:
+        """`True`: the weights depend on the previous step's alignment."""
+        return True
+
+    @property
+    def state_dtype(self) -> str:
+        """float32 (float64 under a float64 policy): see `state_dtype`."""
+        return state_dtype(self.compute_dtype)
+
+    def alignment_state_spec(self, batch_size, source_length):
+        """The state's structure as `keras.KerasTensor`s."""
+        raise NotImplementedError
+
+    def initial_alignment_state(self, memory_mask):
+        """The state before the first step, for a `(batch, S)` mask."""
+        raise NotImplementedError
+
+    def stateful_alignment(
+        self, query, projected_key, value_mask, alignment_state,
+        training=None,
+    ):
+        """`(weights, next_alignment_state)` of one step.
+
+        Args:
+            query: `(batch_size, Dq)` in the score dtype.
+            projected_key: `(batch_size, S, ...)` from `project_key`, in the
+                score dtype.
+            value_mask: Boolean `(batch_size, S)` or `None`.
+            alignment_state: The previous step's state.
+            training: Whether training-only noise is applied.
+
+        Returns:
+            Weights `(batch_size, S)` in `state_dtype`, exactly zero at
+            masked positions, and the next state, of the structure, shapes
+            and dtypes of `alignment_state_spec`.
+        """
+        raise NotImplementedError
+
+    def checked_state(self, alignment_state, batch_size, source_length):
+        """The state cast to `state_dtype`, after `check_state_structure`."""
+        check_state_structure(
+            self.__class__.__name__,
+            alignment_state,
+            self.alignment_state_spec(batch_size, source_length),
+        )
+        return tree.map_structure(
+            lambda t: ops.cast(t, self.state_dtype), alignment_state
+        )
