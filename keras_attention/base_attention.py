@@ -14,7 +14,6 @@ from keras_attention.attention_shapes import attention_output_shapes
 from keras_attention.attention_shapes import check_floating_inputs
 from keras_attention.attention_shapes import validate_attention_shapes
 from keras_attention.checks import check_mask
-from keras_attention.checks import shape_str
 from keras_attention.masking import masked_softmax
 from keras_attention.masking import score_mask
 from keras_attention.masking import zero_masked_positions

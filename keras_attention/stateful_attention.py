@@ -11,8 +11,7 @@ A layer implements `initial_alignment_state(memory_mask)`,
 `stateful_alignment(query, projected_key, value_mask, alignment_state,
 training=None)`, the weights and next state of one step; `BaseAttention`
 does the rest (masked query rows, dropout, the context, `prepare_memory`,
-`call`, the output specs). Where `BaseAttention` does not carry the
-stateful contract yet, `_PreMergeContract` supplies it.
+`call`, the output specs).
 """
 
 import keras
@@ -20,7 +19,6 @@ from keras import ops
 from keras import tree
 
 from keras_attention.base_attention import BaseAttention
-from keras_attention.checks import check_mask
 from keras_attention.checks import is_floating
 from keras_attention.checks import shape_str
 from keras_attention.checks import shapes_compatible
@@ -96,153 +94,7 @@ def _describe(structure):
     return one(structure)
 
 
-class _PreMergeContract(BaseAttention):
-    """The stateful contract, for a `BaseAttention` that lacks it.
-
-    `BaseAttention` gains the contract (`stateful`, `stateful_alignment`,
-    `alignment_state` in `prepare_memory`, `call` and `attend`) on the
-    "core" branch; until then these methods supply it. Delete this class
-    once the contract is merged: `_ContractBase` is then `BaseAttention`.
-    """
-
-    def prepare_memory(self, value, key=None, value_mask=None):
-        memory = super().prepare_memory(value, key=key, value_mask=value_mask)
-        if "alignment_state" not in memory:
-            memory["alignment_state"] = self.initial_alignment_state(
-                memory["memory_mask"]
-            )
-        return memory
-
-    def call(
-        self,
-        query,
-        value,
-        key=None,
-        query_mask=None,
-        value_mask=None,
-        training=None,
-        alignment_state=None,
-    ):
-        self._check_step_query(query)
-        self._validate_tensors(query, value, key)
-        if key is None:
-            key = value
-        if alignment_state is None:
-            mask = value_mask
-            if mask is None:
-                mask = ops.ones(ops.shape(value)[:2], dtype="bool")
-            alignment_state = self.initial_alignment_state(mask)
-        return self.attend(
-            query,
-            value,
-            self.project_key(ops.cast(key, self.score_dtype)),
-            query_mask=query_mask,
-            value_mask=value_mask,
-            training=training,
-            alignment_state=alignment_state,
-        )
-
-    def _check_step_query(self, query, use_causal_mask=False):
-        if len(query.shape) != 2:
-            raise ValueError(
-                f"{self.__class__.__name__} is stateful and runs one decoder "
-                "step at a time (in AttentionWrapper or AttentionRNN, or "
-                "through `attend`): `query` must have rank 2 "
-                "(batch_size, Dq). Received: "
-                f"query.shape={shape_str(query.shape)}"
-            )
-        if use_causal_mask:
-            raise ValueError(
-                f"{self.__class__.__name__} runs one decoder step at a time "
-                "and has no causal mask. Received: use_causal_mask=True"
-            )
-
-    def attend(
-        self,
-        query,
-        value,
-        projected_key,
-        query_mask=None,
-        value_mask=None,
-        training=None,
-        use_causal_mask=False,
-        alignment_state=None,
-    ):
-        """One decoder step with keys already processed by `project_key`.
-
-        Returns:
-            `(context, weights, next_alignment_state)`.
-        """
-        name = self.__class__.__name__
-        self._check_step_query(query, use_causal_mask)
-        batch, source = value.shape[0], value.shape[1]
-        query_mask = check_mask(name, "query_mask", query_mask, (batch,))
-        value_mask = check_mask(name, "value_mask", value_mask, (batch, source))
-        # `stateful_alignment` checks the state (`checked_state`).
-        weights, next_state = self.stateful_alignment(
-            ops.cast(query, self.score_dtype),
-            ops.cast(projected_key, self.score_dtype),
-            value_mask,
-            alignment_state,
-            training=training,
-        )
-        if query_mask is not None:
-            row = ops.expand_dims(query_mask, -1)
-            weights = ops.where(row, weights, 0.0)
-            next_state = tree.map_structure(
-                lambda new, old: ops.where(row, new, ops.cast(old, new.dtype)),
-                next_state,
-                alignment_state,
-            )
-        weights = ops.cast(weights, self.compute_dtype)
-        attended = weights
-        if training and self.dropout > 0:
-            attended = keras.random.dropout(
-                weights, self.dropout, seed=self.seed_generator
-            )
-        context = ops.squeeze(
-            ops.matmul(
-                ops.expand_dims(attended, 1),
-                ops.cast(value, self.compute_dtype),
-            ),
-            1,
-        )
-        return context, weights, next_state
-
-    def compute_mask(self, query, previous_mask=None):
-        if previous_mask is None:
-            return None
-        return [previous_mask, None, None]
-
-    def compute_output_spec(
-        self,
-        query,
-        value,
-        key=None,
-        query_mask=None,
-        value_mask=None,
-        training=None,
-        alignment_state=None,
-    ):
-        self._check_step_query(query)
-        self._validate_tensors(query, value, key)
-        context_shape, weights_shape = self.compute_output_shape(
-            query.shape, value.shape, None if key is None else key.shape
-        )
-        return (
-            keras.KerasTensor(context_shape, dtype=self.compute_dtype),
-            keras.KerasTensor(weights_shape, dtype=self.compute_dtype),
-            self.alignment_state_spec(*weights_shape),
-        )
-
-
-if hasattr(BaseAttention, "stateful_alignment"):
-    _ContractBase = BaseAttention
-else:
-    _ContractBase = _PreMergeContract
-
-
-class StatefulAttention(_ContractBase):
+class StatefulAttention(BaseAttention):
     """Base class of the attention layers that carry an alignment state.
 
     Call convention (one decoder step):
