@@ -571,7 +571,7 @@ def test_public_api():
         and not isinstance(getattr(keras_attention, n), types.ModuleType)
     ]
     assert not extra, extra
-    assert modules == {"callbacks", "decoding", "visualization"}
+    assert modules == {"alignment", "callbacks", "decoding", "visualization"}
     layer_methods = set(dir(keras.layers.Layer))
     for name in public:
         obj = getattr(keras_attention, name)
