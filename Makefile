@@ -7,13 +7,13 @@ STAMP := $(VENV)/.installed
 
 export TF_CPP_MIN_LOG_LEVEL ?= 2
 
-.PHONY: demo test bench bench-quick dist wheel-test docs lint clean
+.PHONY: demo g2p-demo test bench bench-quick bench-peers dist wheel-test docs lint clean
 
 # torch is pinned to the CPU build that pip finds on these machines; an
 # unpinned torch pulls a multi-GB CUDA build.
 BACKEND_PINS ?= "torch==2.13.0" "jax[cpu]>=0.4.30"
 # Tests that run on every Keras backend (the rest needs TensorFlow).
-BACKEND_TESTS ?= $(wildcard tests/test_layers*.py tests/test_rnn*.py tests/test_decoding*.py tests/test_visualization*.py)
+BACKEND_TESTS ?= $(wildcard tests/test_layers*.py tests/test_rnn*.py tests/test_decoding*.py tests/test_visualization*.py tests/test_alignment*.py tests/test_location_sensitive_attention.py tests/test_monotonic_attention.py tests/test_stateful_in_rnn.py)
 
 # Environments made before the rename hold this project as `keras-attention`,
 # also the name of an unrelated 2019 package with the same import name
@@ -37,6 +37,9 @@ $(VENV)/.release $(VENV)/.docs $(VENV)/.lint: $(VENV)/.%: $(STAMP)
 
 demo: $(STAMP)
 	$(PY) -m examples.nmt demo --out runs/demo
+
+g2p-demo: $(STAMP)
+	$(PY) -m examples.g2p demo --out runs/g2p-demo
 
 # Two pytest workers, one test file each at a time (module fixtures that train
 # a tiny model run once): many tests wait on subprocesses, so this halves the
@@ -80,5 +83,17 @@ bench-quick: $(STAMP)
 bench: $(STAMP)
 	$(PY) -m benchmarks.run
 
+# TFA 0.23 (end of life) only runs on TensorFlow 2.15 and Python 3.11: it gets
+# its own venv, made here and never by `make test`.
+TFA_VENV ?= .venv-tfa
+TFA_PYTHON ?= python3.11
+$(TFA_VENV)/.installed:
+	$(TFA_PYTHON) -m venv $(TFA_VENV)
+	$(TFA_VENV)/bin/pip install --quiet "tensorflow-cpu==2.15.1" "tensorflow-addons==0.23.0" "numpy<2"
+	touch $@
+
+bench-peers: $(STAMP) $(TFA_VENV)/.installed
+	$(PY) -m benchmarks.peers --tfa-python $(TFA_VENV)/bin/python --out runs/bench-peers
+
 clean:
-	rm -rf $(VENV) $(WHEEL_VENV) runs $(DIST) $(SITE) build
+	rm -rf $(VENV) $(WHEEL_VENV) $(TFA_VENV) runs $(DIST) $(SITE) build
