@@ -160,9 +160,15 @@ def sample_decode(
           (nucleus sampling)
 
     Args:
-        step_fn, start_tokens, initial_state, end_token, max_length,
-            pad_token, from_logits, prefix, prefix_lengths: As for
-            `greedy_decode`.
+        step_fn: As for `greedy_decode`.
+        start_tokens: As for `greedy_decode`.
+        initial_state: As for `greedy_decode`.
+        end_token: As for `greedy_decode`.
+        max_length: As for `greedy_decode`.
+        pad_token: As for `greedy_decode`.
+        from_logits: As for `greedy_decode`.
+        prefix: As for `greedy_decode`.
+        prefix_lengths: As for `greedy_decode`.
         temperature: Non-negative float. `0` is greedy decoding. Defaults
             to `1.0`.
         top_k: Optional positive int. Defaults to `None`.
