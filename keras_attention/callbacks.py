@@ -7,9 +7,9 @@ from typing import Callable
 from typing import List
 from typing import Optional
 from typing import Sequence
+from typing import Tuple
 
 import keras
-import numpy as np
 
 from keras_attention import visualization
 from keras_attention.checks import check_positive_int
@@ -161,7 +161,9 @@ class AttentionPlotCallback(keras.callbacks.Callback):
             self._write_images(images, epoch)
         return paths
 
-    def _write_images(self, images: Sequence[np.ndarray], epoch: int):
+    def _write_images(
+        self, images: Sequence[Tuple[bytes, int, int]], epoch: int
+    ):
         # TensorBoard's image summary format, written with TensorFlow's own
         # `tf.summary.write`: the `tensorboard` package is not needed to
         # write the logs, only to view them.
