@@ -24,7 +24,7 @@ def _is_int_dtype(tensor: Tensor):
 
 
 def check_start_tokens(
-    start_tokens: Tensor, initial_state: NestedTensor
+    start_tokens: IntOrTensor, initial_state: NestedTensor
 ) -> Tensor:
     """`start_tokens` as int32 `(batch_size,)`; a scalar is broadcast."""
     tokens = ops.convert_to_tensor(start_tokens)
@@ -251,7 +251,7 @@ def checked_step(step_fn: StepFn, from_logits: bool, token_ids: dict) -> StepFn:
 
 def check_common(
     step_fn: StepFn,
-    start_tokens: Tensor,
+    start_tokens: IntOrTensor,
     initial_state: NestedTensor,
     end_token: IntOrTensor,
     pad_token: Optional[IntOrTensor],

@@ -118,7 +118,7 @@ def _beam_extras(k: IntOrTensor, beta: float):
 
 def beam_search_all(
     step_fn: StepFn,
-    start_tokens: Tensor,
+    start_tokens: IntOrTensor,
     initial_state: NestedTensor,
     end_token: IntOrTensor,
     max_length: IntOrTensor,
@@ -175,7 +175,7 @@ def beam_search_all(
 
 def beam_search_decode(
     step_fn: StepFn,
-    start_tokens: Tensor,
+    start_tokens: IntOrTensor,
     initial_state: NestedTensor,
     end_token: IntOrTensor,
     max_length: IntOrTensor,
@@ -297,7 +297,7 @@ def beam_search_decode(
 
 def beam_search_nbest(
     step_fn: StepFn,
-    start_tokens: Tensor,
+    start_tokens: IntOrTensor,
     initial_state: NestedTensor,
     end_token: IntOrTensor,
     max_length: IntOrTensor,

@@ -48,7 +48,7 @@ def row_result(out: dict) -> dict:
 
 def greedy_decode(
     step_fn: StepFn,
-    start_tokens: Tensor,
+    start_tokens: IntOrTensor,
     initial_state: NestedTensor,
     end_token: IntOrTensor,
     max_length: IntOrTensor,

@@ -141,7 +141,7 @@ def _check_sampling(
 
 def sample_decode(
     step_fn: StepFn,
-    start_tokens: Tensor,
+    start_tokens: IntOrTensor,
     initial_state: NestedTensor,
     end_token: IntOrTensor,
     max_length: IntOrTensor,
