@@ -2,6 +2,7 @@
 
 import math
 from typing import Any
+from typing import Optional
 
 import keras
 from keras import ops
@@ -9,6 +10,8 @@ from keras import ops
 from keras_attention.base_attention import BaseAttention
 from keras_attention.checks import check_positive_int
 from keras_attention.scores import additive_score
+from keras_attention.typing import Shape
+from keras_attention.typing import Tensor
 
 DEFAULT_MAX_BLOCK_ELEMENTS = 1 << 19
 
@@ -122,12 +125,17 @@ class AdditiveAttention(BaseAttention):
             "max_block_elements", max_block_elements, allow_none=True
         )
 
-    def build(self, query_shape, value_shape, key_shape=None):
+    def build(
+        self,
+        query_shape: Shape,
+        value_shape: Shape,
+        key_shape: Optional[Shape] = None,
+    ) -> None:
         query_shape, _, key_shape = self._validate_shapes(
             query_shape, value_shape, key_shape
         )
 
-        def kernel(name, shape):
+        def kernel(name: str, shape: Shape):
             return self.add_weight(
                 name=name,
                 shape=shape,
@@ -161,7 +169,7 @@ class AdditiveAttention(BaseAttention):
                 dtype=self.dtype,
             )
 
-    def score_vector(self, dtype=None):
+    def score_vector(self, dtype: Optional[str] = None) -> Tensor:
         """The vector `v` of the score (weight-normalized if `normalize`)."""
         v = self.score_kernel
         if dtype is not None:
@@ -173,10 +181,10 @@ class AdditiveAttention(BaseAttention):
             v = gain * v / ops.sqrt(ops.sum(ops.square(v)))
         return v
 
-    def project_key(self, key):
+    def project_key(self, key: Tensor) -> Tensor:
         return ops.matmul(key, ops.cast(self.key_kernel, key.dtype))
 
-    def score(self, query, projected_key):
+    def score(self, query: Tensor, projected_key: Tensor) -> Tensor:
         query_proj = ops.matmul(query, ops.cast(self.query_kernel, query.dtype))
         if self.bias is not None:
             query_proj = query_proj + ops.cast(self.bias, query.dtype)
@@ -187,7 +195,7 @@ class AdditiveAttention(BaseAttention):
             max_block_elements=self.max_block_elements,
         )
 
-    def get_config(self):
+    def get_config(self) -> dict:
         config = super().get_config()
         config.update(
             {

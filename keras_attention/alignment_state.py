@@ -7,14 +7,21 @@ step-wise call, keep the state of masked rows and describe the state
 symbolically.
 """
 
+from typing import Optional
+from typing import Tuple
+
 import keras
 from keras import ops
 from keras import tree
 
 from keras_attention.checks import shape_str
+from keras_attention.typing import NestedTensor
+from keras_attention.typing import Tensor
 
 
-def check_stateful_step(owner, query, use_causal_mask=False):
+def check_stateful_step(
+    owner: str, query: Tensor, use_causal_mask: bool = False
+) -> None:
     """Raises a `ValueError` unless `query` is one step, `(batch_size, Dq)`.
 
     Args:
@@ -32,7 +39,7 @@ def check_stateful_step(owner, query, use_causal_mask=False):
         )
 
 
-def check_alignment_state(owner, alignment_state):
+def check_alignment_state(owner: str, alignment_state: NestedTensor) -> None:
     """Raises a `ValueError` if a stateful step gets no alignment state."""
     if alignment_state is None:
         raise ValueError(
@@ -43,17 +50,23 @@ def check_alignment_state(owner, alignment_state):
         )
 
 
-def keep_rows(keep, new_state, old_state):
+def keep_rows(
+    keep: Tensor, new_state: NestedTensor, old_state: NestedTensor
+) -> NestedTensor:
     """`new_state` where `keep` `(batch_size,)` is `True`, else `old_state`."""
 
-    def select(new, old):
+    def select(new: Tensor, old: Tensor):
         shape = (-1,) + (1,) * (len(old.shape) - 1)
         return ops.where(ops.reshape(keep, shape), new, old)
 
     return tree.map_structure(select, new_state, old_state)
 
 
-def alignment_state_spec(layer, batch_size, source_len):
+def alignment_state_spec(
+    layer: keras.layers.Layer,
+    batch_size: Optional[int],
+    source_len: Optional[int],
+) -> Optional[NestedTensor]:
     """`keras.KerasTensor`s of `layer`'s alignment state, or `None`.
 
     The state of a one-example, `source_len`-long memory (one position if
@@ -86,7 +99,9 @@ class AlignmentStateHooks:
         """Whether the weights depend on the previous step's alignment."""
         return False
 
-    def initial_alignment_state(self, memory_mask):
+    def initial_alignment_state(
+        self, memory_mask: Tensor
+    ) -> Optional[NestedTensor]:
         """The alignment state before the first step; `None` if stateless.
 
         Args:
@@ -99,8 +114,13 @@ class AlignmentStateHooks:
         return None
 
     def stateful_alignment(
-        self, query, projected_key, value_mask, alignment_state, training=None
-    ):
+        self,
+        query: Tensor,
+        projected_key: Tensor,
+        value_mask: Optional[Tensor],
+        alignment_state: NestedTensor,
+        training: Optional[bool] = None,
+    ) -> Tuple[Tensor, NestedTensor]:
         """Weights and next alignment state of one step (stateful layers).
 
         Args:
@@ -121,7 +141,9 @@ class AlignmentStateHooks:
             "`stateful_alignment`."
         )
 
-    def alignment_state_spec(self, batch_size, source_len):
+    def alignment_state_spec(
+        self, batch_size: Optional[int], source_len: Optional[int]
+    ) -> Optional[NestedTensor]:
         """`keras.KerasTensor`s of the alignment state; `None` if stateless.
 
         Args:

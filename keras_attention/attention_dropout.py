@@ -5,8 +5,13 @@ inside (`AttentionRNN`'s scan) draw all steps' keep masks at once with
 `draw_dropout_mask` and pass each step's mask to `attend`.
 """
 
+from typing import Optional
+
 import keras
 from keras import ops
+
+from keras_attention.typing import Shape
+from keras_attention.typing import Tensor
 
 
 class AttentionDropout:
@@ -15,7 +20,7 @@ class AttentionDropout:
     Uses the layer's `dropout` rate and `seed_generator`.
     """
 
-    def draw_dropout_mask(self, shape):
+    def draw_dropout_mask(self, shape: Shape) -> Tensor:
         """A boolean keep mask of `shape` for `attention_dropout`.
 
         Each entry is `True` with probability `1 - dropout`, drawn from the
@@ -27,7 +32,12 @@ class AttentionDropout:
             >= self.dropout
         )
 
-    def attention_dropout(self, weights, training=None, keep_mask=None):
+    def attention_dropout(
+        self,
+        weights: Tensor,
+        training: Optional[bool] = None,
+        keep_mask: Optional[Tensor] = None,
+    ) -> Tensor:
         """The weights with dropout: dropped entries 0, the others scaled.
 
         Kept entries are divided by `1 - dropout`. Outside training, or with

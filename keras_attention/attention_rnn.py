@@ -1,6 +1,7 @@
 """Runs an `AttentionWrapper` over a whole target sequence."""
 
 import copy
+from typing import Optional
 
 import keras
 from keras import ops
@@ -13,6 +14,9 @@ from keras_attention.checks import check_same_batch
 from keras_attention.rnn_cells import dropout_cells
 from keras_attention.rnn_cells import prepare_dropout_masks
 from keras_attention.rnn_cells import reset_dropout_masks
+from keras_attention.typing import NestedTensor
+from keras_attention.typing import Shape
+from keras_attention.typing import Tensor
 
 
 @keras.saving.register_keras_serializable(package="keras_attention")
@@ -130,7 +134,7 @@ class AttentionRNN(keras.layers.Layer):
         # as Keras does for its cuDNN LSTM. JAX always compiles `lax.scan`.
         self.supports_jit = False
 
-    def _validate_shapes(self, inputs_shape, memory_shape):
+    def _validate_shapes(self, inputs_shape: Shape, memory_shape: Shape):
         owner = self.__class__.__name__
         inputs_shape = check_feature_shape(
             owner, "inputs", inputs_shape, "(batch_size, T, E)"
@@ -141,7 +145,12 @@ class AttentionRNN(keras.layers.Layer):
         check_same_batch(owner, inputs=inputs_shape, memory=memory_shape)
         return inputs_shape, memory_shape
 
-    def build(self, inputs_shape, memory_shape, initial_state_shape=None):
+    def build(
+        self,
+        inputs_shape: Shape,
+        memory_shape: Shape,
+        initial_state_shape: Optional[Shape] = None,
+    ) -> None:
         inputs_shape, memory_shape = self._validate_shapes(
             inputs_shape, memory_shape
         )
@@ -149,7 +158,10 @@ class AttentionRNN(keras.layers.Layer):
             self.wrapper.build((inputs_shape[0], inputs_shape[2]), memory_shape)
 
     def get_initial_state(
-        self, memory, memory_mask=None, cell_state=None
+        self,
+        memory: Tensor,
+        memory_mask: Optional[Tensor] = None,
+        cell_state: NestedTensor = None,
     ) -> dict:
         """The wrapper's state for `memory`; see `AttentionWrapper`."""
         return self.wrapper.get_initial_state(
@@ -158,11 +170,11 @@ class AttentionRNN(keras.layers.Layer):
 
     def call(
         self,
-        inputs,
-        memory,
-        initial_state=None,
-        inputs_mask=None,
-        memory_mask=None,
+        inputs: Tensor,
+        memory: Tensor,
+        initial_state: NestedTensor = None,
+        inputs_mask: Optional[Tensor] = None,
+        memory_mask: Optional[Tensor] = None,
         training: bool | None = None,
     ) -> tuple:
         self._validate_shapes(inputs.shape, memory.shape)
@@ -226,7 +238,7 @@ class AttentionRNN(keras.layers.Layer):
         )
         time_major = ops.transpose(packed, (1, 0, 2))
 
-        def step(carry, x_t):
+        def step(carry: dict, x_t: Tensor):
             loop_state = dict(constants)
             for k in carried:
                 loop_state[k] = carry[k]
@@ -278,14 +290,16 @@ class AttentionRNN(keras.layers.Layer):
         final_state = {k: final[k] for k in carried}
         return outputs, alignments, final_state
 
-    def compute_mask(self, inputs, previous_mask=None):
+    def compute_mask(
+        self, inputs: Tensor, previous_mask: Optional[Tensor] = None
+    ) -> Optional[list]:
         if previous_mask is None:
             return None
         # The outputs carry the mask of the inputs; alignments and states
         # carry none.
         return [previous_mask, None]
 
-    def _final_state_spec(self, batch_size, memory_shape):
+    def _final_state_spec(self, batch_size: Optional[int], memory_shape: Shape):
         template = self.wrapper.initial_cell_state(1)
         cell_state = tree.map_structure(
             lambda t: keras.KerasTensor(
@@ -309,13 +323,13 @@ class AttentionRNN(keras.layers.Layer):
 
     def compute_output_spec(
         self,
-        inputs,
-        memory,
-        initial_state=None,
-        inputs_mask=None,
-        memory_mask=None,
-        training=None,
-    ):
+        inputs: Tensor,
+        memory: Tensor,
+        initial_state: NestedTensor = None,
+        inputs_mask: Optional[Tensor] = None,
+        memory_mask: Optional[Tensor] = None,
+        training: Optional[bool] = None,
+    ) -> tuple:
         inputs_shape, memory_shape = self._validate_shapes(
             inputs.shape, memory.shape
         )
@@ -342,7 +356,7 @@ class AttentionRNN(keras.layers.Layer):
             self._final_state_spec(batch_size, memory_shape),
         )
 
-    def get_config(self):
+    def get_config(self) -> dict:
         config = super().get_config()
         config.update(
             {
@@ -353,7 +367,9 @@ class AttentionRNN(keras.layers.Layer):
         return config
 
     @classmethod
-    def from_config(cls, config, custom_objects=None):
+    def from_config(
+        cls, config: dict, custom_objects: Optional[dict] = None
+    ) -> "AttentionRNN":
         # Deep copy: Keras' own `from_config`s (StackedRNNCells) pop keys
         # from the nested configs they are given.
         config = copy.deepcopy(config)

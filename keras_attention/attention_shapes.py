@@ -1,13 +1,22 @@
 """Input checks of the attention layers: ranks, batch sizes, dtypes."""
 
+from typing import Optional
+from typing import Tuple
+
 import keras
 
 from keras_attention.checks import check_same_batch
 from keras_attention.checks import is_floating
 from keras_attention.checks import shape_str
+from keras_attention.typing import Shape
 
 
-def validate_attention_shapes(owner, query_shape, value_shape, key_shape=None):
+def validate_attention_shapes(
+    owner: str,
+    query_shape: Shape,
+    value_shape: Shape,
+    key_shape: Optional[Shape] = None,
+) -> Tuple[Shape, Shape, Shape]:
     """Ranks, batch sizes, source lengths and known feature sizes.
 
     Args:
@@ -65,7 +74,7 @@ def validate_attention_shapes(owner, query_shape, value_shape, key_shape=None):
     return query_shape, value_shape, key_shape
 
 
-def check_floating_inputs(owner, **tensors):
+def check_floating_inputs(owner: str, **tensors) -> None:
     """Raises a `ValueError` for a non-floating tensor (`None`s skipped)."""
     for name, tensor in tensors.items():
         if tensor is None:
@@ -79,7 +88,9 @@ def check_floating_inputs(owner, **tensors):
             )
 
 
-def attention_output_shapes(query_shape, value_shape, key_shape):
+def attention_output_shapes(
+    query_shape: Shape, value_shape: Shape, key_shape: Shape
+) -> Tuple[Shape, Shape]:
     """Shapes of the context and the weights for validated input shapes."""
     known = [
         s[0] for s in (query_shape, value_shape, key_shape) if s[0] is not None

@@ -2,6 +2,7 @@
 
 import copy
 from typing import Any
+from typing import Optional
 
 import keras
 from keras import ops
@@ -13,6 +14,10 @@ from keras_attention.checks import check_feature_shape
 from keras_attention.checks import check_mask
 from keras_attention.checks import check_positive_int
 from keras_attention.checks import shape_str
+from keras_attention.typing import IntOrTensor
+from keras_attention.typing import NestedTensor
+from keras_attention.typing import Shape
+from keras_attention.typing import Tensor
 from keras_attention.wiring import WIRINGS
 from keras_attention.rnn_cells import cell_output_size
 from keras_attention.rnn_cells import check_cell_state
@@ -203,19 +208,19 @@ class AttentionWrapper(keras.layers.Layer):
         return inputs_dim
 
     # ------------------------------------------------------------------
-    def _validate_memory_shape(self, memory_shape):
+    def _validate_memory_shape(self, memory_shape: Shape):
         return check_feature_shape(
             self.__class__.__name__, "memory", memory_shape,
             "(batch_size, S, D)",
         )
 
-    def _validate_inputs_shape(self, inputs_shape, rank=2):
+    def _validate_inputs_shape(self, inputs_shape: Shape, rank: int = 2):
         layout = "(batch_size, E)" if rank == 2 else "(batch_size, T, E)"
         return check_feature_shape(
             self.__class__.__name__, "inputs", inputs_shape, layout
         )
 
-    def _build_attention(self, memory_shape):
+    def _build_attention(self, memory_shape: Shape):
         if not self.attention.built:
             self.attention.build(
                 (memory_shape[0], self.cell_output_size), memory_shape
@@ -247,7 +252,7 @@ class AttentionWrapper(keras.layers.Layer):
             )
 
     # ------------------------------------------------------------------
-    def initial_cell_state(self, batch_size) -> list:
+    def initial_cell_state(self, batch_size: IntOrTensor) -> list:
         """The cell's zero state for `batch_size`, always nested.
 
         A one-tensor state comes as a list of one tensor; this is the
@@ -257,7 +262,11 @@ class AttentionWrapper(keras.layers.Layer):
         return initial_cell_state(self.cell, batch_size)
 
     def get_initial_state(
-        self, memory, memory_mask=None, cell_state=None, attention=None
+        self,
+        memory: Tensor,
+        memory_mask: Optional[Tensor] = None,
+        cell_state: NestedTensor = None,
+        attention: Optional[Tensor] = None,
     ) -> dict[str, Any]:
         """The state before the first step, for a memory.
 
@@ -321,7 +330,11 @@ class AttentionWrapper(keras.layers.Layer):
         return state
 
     def step(
-        self, inputs, state, training: bool = False, dropout_mask=None
+        self,
+        inputs: Tensor,
+        state: dict,
+        training: bool = False,
+        dropout_mask: Optional[Tensor] = None,
     ) -> tuple:
         """One decoder step.
 
@@ -348,7 +361,7 @@ class AttentionWrapper(keras.layers.Layer):
             self.build(inputs.shape, state["memory"].shape)
         return wiring_step(self, inputs, state, training, dropout_mask)
 
-    def get_config(self):
+    def get_config(self) -> dict:
         config = super().get_config()
         config.update(
             {
@@ -369,7 +382,9 @@ class AttentionWrapper(keras.layers.Layer):
         return config
 
     @classmethod
-    def from_config(cls, config, custom_objects=None):
+    def from_config(
+        cls, config: dict, custom_objects: Optional[dict] = None
+    ) -> "AttentionWrapper":
         # Deep copy: Keras' own `from_config`s (StackedRNNCells) pop keys
         # from the nested configs they are given.
         config = copy.deepcopy(config)

@@ -1,6 +1,8 @@
 """Luong's attentional hidden state: `tanh(W_c [c_t; h_t])`."""
 
 from typing import Any
+from typing import Optional
+from typing import Tuple
 
 import keras
 from keras import ops
@@ -8,6 +10,8 @@ from keras import ops
 from keras_attention.checks import check_positive_int
 from keras_attention.checks import check_same_batch
 from keras_attention.checks import shape_str
+from keras_attention.typing import Shape
+from keras_attention.typing import Tensor
 
 
 @keras.saving.register_keras_serializable(package="keras_attention")
@@ -101,7 +105,9 @@ class AttentionalOutput(keras.layers.Layer):
         self.bias_constraint = keras.constraints.get(bias_constraint)
         self.supports_masking = True
 
-    def _validate_shapes(self, context_shape, decoder_output_shape):
+    def _validate_shapes(
+        self, context_shape: Shape, decoder_output_shape: Shape
+    ):
         context_shape = tuple(context_shape)
         decoder_output_shape = tuple(decoder_output_shape)
         received = (
@@ -136,7 +142,7 @@ class AttentionalOutput(keras.layers.Layer):
             )
         return context_shape, decoder_output_shape
 
-    def build(self, context_shape, decoder_output_shape):
+    def build(self, context_shape: Shape, decoder_output_shape: Shape) -> None:
         context_shape, decoder_output_shape = self._validate_shapes(
             context_shape, decoder_output_shape
         )
@@ -159,7 +165,7 @@ class AttentionalOutput(keras.layers.Layer):
                 dtype=self.dtype,
             )
 
-    def call(self, context, decoder_output) -> Any:
+    def call(self, context: Tensor, decoder_output: Tensor) -> Tensor:
         self._validate_shapes(context.shape, decoder_output.shape)
         dtype = self.compute_dtype
         concat = ops.concatenate(
@@ -171,16 +177,20 @@ class AttentionalOutput(keras.layers.Layer):
             outputs = outputs + ops.cast(self.bias, dtype)
         return self.activation(outputs)
 
-    def compute_mask(self, context, previous_mask=None):
+    def compute_mask(
+        self, context: Tensor, previous_mask: Optional[Tensor] = None
+    ) -> Optional[Tensor]:
         return previous_mask
 
-    def compute_output_shape(self, context_shape, decoder_output_shape):
+    def compute_output_shape(
+        self, context_shape: Shape, decoder_output_shape: Shape
+    ) -> Tuple[Shape, Shape]:
         context_shape, _ = self._validate_shapes(
             context_shape, decoder_output_shape
         )
         return context_shape[:-1] + (self.units,)
 
-    def get_config(self):
+    def get_config(self) -> dict:
         config = super().get_config()
         config.update(
             {

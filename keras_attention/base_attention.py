@@ -1,6 +1,8 @@
 """Shared machinery of the attention layers: validation, masking, dropout."""
 
 from typing import Any
+from typing import Optional
+from typing import Tuple
 
 import keras
 from keras import ops
@@ -17,6 +19,9 @@ from keras_attention.checks import check_mask
 from keras_attention.masking import masked_softmax
 from keras_attention.masking import score_mask
 from keras_attention.masking import zero_masked_positions
+from keras_attention.typing import NestedTensor
+from keras_attention.typing import Shape
+from keras_attention.typing import Tensor
 
 __all__ = ["BaseAttention", "masked_softmax"]
 
@@ -110,7 +115,7 @@ class BaseAttention(
 
     # ------------------------------------------------------------------
     # To be implemented by the scores.
-    def project_key(self, key) -> Any:
+    def project_key(self, key: Tensor) -> Tensor:
         """Processes the keys once per memory (e.g. `k W1` for additive).
 
         Step-wise decoders call this once per source sentence (through
@@ -119,22 +124,31 @@ class BaseAttention(
         """
         return key
 
-    def score(self, query, projected_key) -> Any:
+    def score(self, query: Tensor, projected_key: Tensor) -> Tensor:
         """Unnormalised scores `(batch_size, Tq, S)` of rank-3 queries."""
         raise NotImplementedError
 
-    def _check_feature_sizes(self, query_shape, value_shape, key_shape):
+    def _check_feature_sizes(
+        self, query_shape: Shape, value_shape: Shape, key_shape: Shape
+    ):
         """Hook for score-specific feature size checks."""
 
     # ------------------------------------------------------------------
-    def _validate_shapes(self, query_shape, value_shape, key_shape=None):
+    def _validate_shapes(
+        self,
+        query_shape: Shape,
+        value_shape: Shape,
+        key_shape: Optional[Shape] = None,
+    ):
         shapes = validate_attention_shapes(
             self.__class__.__name__, query_shape, value_shape, key_shape
         )
         self._check_feature_sizes(*shapes)
         return shapes
 
-    def _validate_tensors(self, query, value, key):
+    def _validate_tensors(
+        self, query: Tensor, value: Tensor, key: Optional[Tensor]
+    ):
         check_floating_inputs(
             self.__class__.__name__, query=query, value=value, key=key
         )
@@ -142,7 +156,7 @@ class BaseAttention(
             query.shape, value.shape, None if key is None else key.shape
         )
 
-    def _check_value_mask(self, value_mask, value):
+    def _check_value_mask(self, value_mask: Optional[Tensor], value: Tensor):
         return check_mask(
             self.__class__.__name__,
             "value_mask",
@@ -150,7 +164,12 @@ class BaseAttention(
             (value.shape[0], value.shape[1]),
         )
 
-    def build(self, query_shape, value_shape, key_shape=None):
+    def build(
+        self,
+        query_shape: Shape,
+        value_shape: Shape,
+        key_shape: Optional[Shape] = None,
+    ) -> None:
         self._validate_shapes(query_shape, value_shape, key_shape)
 
     @property
@@ -165,7 +184,9 @@ class BaseAttention(
             return "float32"
         return self.compute_dtype
 
-    def _memory(self, value, key, value_mask):
+    def _memory(
+        self, value: Tensor, key: Optional[Tensor], value_mask: Optional[Tensor]
+    ):
         """Values, projected keys and mask, masked positions zeroed."""
         value_mask = self._check_value_mask(value_mask, value)
         value = zero_masked_positions(value, value_mask)
@@ -174,7 +195,10 @@ class BaseAttention(
         return ops.cast(value, self.compute_dtype), keys, value_mask
 
     def prepare_memory(
-        self, value, key=None, value_mask=None
+        self,
+        value: Tensor,
+        key: Optional[Tensor] = None,
+        value_mask: Optional[Tensor] = None,
     ) -> dict[str, Any]:
         """What `attend` needs of one memory, computed once per sentence.
 
@@ -218,14 +242,14 @@ class BaseAttention(
     # ------------------------------------------------------------------
     def call(
         self,
-        query,
-        value,
-        key=None,
-        query_mask=None,
-        value_mask=None,
+        query: Tensor,
+        value: Tensor,
+        key: Optional[Tensor] = None,
+        query_mask: Optional[Tensor] = None,
+        value_mask: Optional[Tensor] = None,
         training: bool | None = None,
         use_causal_mask: bool = False,
-        alignment_state=None,
+        alignment_state: NestedTensor = None,
     ) -> tuple:
         self._validate_tensors(query, value, key)
         if self.stateful:
@@ -252,15 +276,15 @@ class BaseAttention(
 
     def attend(
         self,
-        query,
-        value,
-        projected_key,
-        query_mask=None,
-        value_mask=None,
+        query: Tensor,
+        value: Tensor,
+        projected_key: Tensor,
+        query_mask: Optional[Tensor] = None,
+        value_mask: Optional[Tensor] = None,
         training: bool | None = None,
         use_causal_mask: bool = False,
-        alignment_state=None,
-        dropout_mask=None,
+        alignment_state: NestedTensor = None,
+        dropout_mask: Optional[Tensor] = None,
     ) -> tuple:
         """Attention with keys already processed by `project_key`.
 
@@ -331,7 +355,9 @@ class BaseAttention(
         return context, weights
 
     # ------------------------------------------------------------------
-    def compute_mask(self, query, previous_mask=None):
+    def compute_mask(
+        self, query: Tensor, previous_mask: Optional[Tensor] = None
+    ) -> Optional[Tensor]:
         # `previous_mask` is the mask of `query`: it is the mask of the
         # context; the weights carry no mask.
         if previous_mask is None:
@@ -340,22 +366,27 @@ class BaseAttention(
             return [previous_mask, None, None]
         return [previous_mask, None]
 
-    def compute_output_shape(self, query_shape, value_shape, key_shape=None):
+    def compute_output_shape(
+        self,
+        query_shape: Shape,
+        value_shape: Shape,
+        key_shape: Optional[Shape] = None,
+    ) -> Tuple[Shape, Shape]:
         return attention_output_shapes(
             *self._validate_shapes(query_shape, value_shape, key_shape)
         )
 
     def compute_output_spec(
         self,
-        query,
-        value,
-        key=None,
-        query_mask=None,
-        value_mask=None,
-        training=None,
-        use_causal_mask=False,
-        alignment_state=None,
-    ):
+        query: Tensor,
+        value: Tensor,
+        key: Optional[Tensor] = None,
+        query_mask: Optional[Tensor] = None,
+        value_mask: Optional[Tensor] = None,
+        training: Optional[bool] = None,
+        use_causal_mask: bool = False,
+        alignment_state: NestedTensor = None,
+    ) -> tuple:
         self._validate_tensors(query, value, key)
         if self.stateful:
             check_stateful_step(
@@ -374,7 +405,7 @@ class BaseAttention(
             self.alignment_state_spec(weights_shape[0], weights_shape[-1]),
         )
 
-    def get_config(self):
+    def get_config(self) -> dict:
         config = super().get_config()
         config.update({"dropout": self.dropout, "seed": self.seed})
         return config

@@ -2,6 +2,12 @@
 
 import os
 import warnings
+from typing import Any
+from typing import Callable
+from typing import List
+from typing import Optional
+from typing import Sequence
+from typing import Tuple
 
 import keras
 
@@ -65,14 +71,14 @@ class AttentionPlotCallback(keras.callbacks.Callback):
 
     def __init__(
         self,
-        translate_fn,
-        sentences,
-        every_n_epochs=1,
-        log_dir=None,
-        png_dir=None,
-        name="attention",
-        verbose=0,
-        plot_kwargs=None,
+        translate_fn: Callable[[Any], Sequence[tuple]],
+        sentences: Any,
+        every_n_epochs: int = 1,
+        log_dir: Optional[str] = None,
+        png_dir: Optional[str] = None,
+        name: str = "attention",
+        verbose: int = 0,
+        plot_kwargs: Optional[dict] = None,
     ):
         super().__init__()
         every_n_epochs = check_positive_int("every_n_epochs", every_n_epochs)
@@ -114,11 +120,11 @@ class AttentionPlotCallback(keras.callbacks.Callback):
             return self.log_dir
         return None
 
-    def on_epoch_end(self, epoch, logs=None):
+    def on_epoch_end(self, epoch: int, logs: Optional[dict] = None) -> None:
         if (epoch + 1) % self.every_n_epochs == 0:
             self.plot(epoch + 1)
 
-    def plot(self, epoch):
+    def plot(self, epoch: int) -> List[str]:
         """Decodes the sentences and writes their heatmaps for `epoch`.
 
         Returns the list of PNG paths written (empty with TensorBoard only).
@@ -155,7 +161,9 @@ class AttentionPlotCallback(keras.callbacks.Callback):
             self._write_images(images, epoch)
         return paths
 
-    def _write_images(self, images, epoch):
+    def _write_images(
+        self, images: Sequence[Tuple[bytes, int, int]], epoch: int
+    ):
         # TensorBoard's image summary format, written with TensorFlow's own
         # `tf.summary.write`: the `tensorboard` package is not needed to
         # write the logs, only to view them.
@@ -178,7 +186,7 @@ class AttentionPlotCallback(keras.callbacks.Callback):
                 )
         self._writer.flush()
 
-    def on_train_end(self, logs=None):
+    def on_train_end(self, logs: Optional[dict] = None) -> None:
         if self._writer is not None:
             self._writer.close()
             self._writer = None

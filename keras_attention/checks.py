@@ -7,22 +7,29 @@ received value.
 """
 
 import numbers
+from typing import Any
+from typing import Optional
 
 import keras
 from keras import ops
 
+from keras_attention.typing import Shape
+from keras_attention.typing import Tensor
 
-def shape_str(shape):
+
+def shape_str(shape: Shape) -> str:
     """A shape as Python writes a tuple: `(2, None, 4)`, `(3,)`."""
     return str(tuple(None if d is None else int(d) for d in shape))
 
 
-def is_floating(dtype):
+def is_floating(dtype: Any) -> bool:
     """Whether `dtype` (any spelling Keras accepts) is a floating type."""
     return "float" in keras.backend.standardize_dtype(dtype)
 
 
-def check_positive_int(name, value, allow_none=False):
+def check_positive_int(
+    name: str, value: Any, allow_none: bool = False
+) -> Optional[int]:
     """`value` as an `int` if it is a positive integer (not a bool).
 
     Args:
@@ -50,7 +57,7 @@ def check_positive_int(name, value, allow_none=False):
     return int(value)
 
 
-def shapes_compatible(shape, expected):
+def shapes_compatible(shape: Shape, expected: Shape) -> bool:
     """Same rank and equal sizes wherever both are known."""
     shape, expected = tuple(shape), tuple(expected)
     return len(shape) == len(expected) and all(
@@ -58,7 +65,9 @@ def shapes_compatible(shape, expected):
     )
 
 
-def check_mask(owner, name, mask, expected_shape):
+def check_mask(
+    owner: str, name: str, mask: Optional[Tensor], expected_shape: Shape
+) -> Optional[Tensor]:
     """A boolean mask of `expected_shape`, or `None` for no mask.
 
     Boolean and integer masks are accepted (integer: non-zero = keep).
@@ -89,7 +98,7 @@ def check_mask(owner, name, mask, expected_shape):
     return ops.cast(mask, "bool")
 
 
-def check_same_batch(owner, **shapes):
+def check_same_batch(owner: str, **shapes) -> None:
     """Checks that the known batch sizes (first dimensions) are equal.
 
     Args:
@@ -112,7 +121,9 @@ def check_same_batch(owner, **shapes):
         )
 
 
-def check_feature_shape(owner, name, shape, layout):
+def check_feature_shape(
+    owner: str, name: str, shape: Shape, layout: str
+) -> Shape:
     """A shape of the rank of `layout` whose last (feature) size is known.
 
     Args:

@@ -1,11 +1,15 @@
 """Luong "dot" attention."""
 
+from typing import Optional
+
 import keras
 
 from keras_attention.base_attention import BaseAttention
 from keras_attention.checks import shape_str
 from keras_attention.scores import dot_score
 from keras_attention.scores import sqrt_dim_scale
+from keras_attention.typing import Shape
+from keras_attention.typing import Tensor
 
 
 @keras.saving.register_keras_serializable(package="keras_attention")
@@ -77,7 +81,9 @@ class DotAttention(BaseAttention):
         self.use_scale = use_scale
         self.scale_by_dim = scale_by_dim
 
-    def _check_feature_sizes(self, query_shape, value_shape, key_shape):
+    def _check_feature_sizes(
+        self, query_shape: Shape, value_shape: Shape, key_shape: Shape
+    ):
         if query_shape[-1] != key_shape[-1]:
             raise ValueError(
                 f"{self.__class__.__name__}: the dot score needs the same "
@@ -87,7 +93,12 @@ class DotAttention(BaseAttention):
                 f"key.shape={shape_str(key_shape)}"
             )
 
-    def build(self, query_shape, value_shape, key_shape=None):
+    def build(
+        self,
+        query_shape: Shape,
+        value_shape: Shape,
+        key_shape: Optional[Shape] = None,
+    ) -> None:
         _, _, key_shape = self._validate_shapes(
             query_shape, value_shape, key_shape
         )
@@ -100,14 +111,14 @@ class DotAttention(BaseAttention):
             sqrt_dim_scale(key_shape[-1]) if self.scale_by_dim else None
         )
 
-    def score(self, query, projected_key):
+    def score(self, query: Tensor, projected_key: Tensor) -> Tensor:
         scale = self._dim_scale
         if self.scale is not None:
             learned = keras.ops.cast(self.scale, query.dtype)
             scale = learned if scale is None else learned * scale
         return dot_score(query, projected_key, scale)
 
-    def get_config(self):
+    def get_config(self) -> dict:
         config = super().get_config()
         config.update(
             {"use_scale": self.use_scale, "scale_by_dim": self.scale_by_dim}

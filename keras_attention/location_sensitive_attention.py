@@ -1,11 +1,20 @@
 """Location-sensitive attention (Chorowski et al., 2015; Tacotron 2)."""
 
+from typing import Optional
+from typing import Tuple
+
 import keras
 from keras import ops
 
 from keras_attention.base_attention import masked_softmax
 from keras_attention.checks import check_positive_int
 from keras_attention.stateful_attention import StatefulAttention
+from keras_attention.typing import Constraint
+from keras_attention.typing import Initializer
+from keras_attention.typing import NestedTensor
+from keras_attention.typing import Regularizer
+from keras_attention.typing import Shape
+from keras_attention.typing import Tensor
 
 
 @keras.saving.register_keras_serializable(package="keras_attention")
@@ -99,10 +108,10 @@ class LocationSensitiveAttention(StatefulAttention):
         kernel_size: int = 31,
         cumulative: bool = True,
         use_bias: bool = True,
-        kernel_initializer="glorot_uniform",
-        bias_initializer="zeros",
-        kernel_regularizer=None,
-        kernel_constraint=None,
+        kernel_initializer: Initializer = "glorot_uniform",
+        bias_initializer: Initializer = "zeros",
+        kernel_regularizer: Regularizer = None,
+        kernel_constraint: Constraint = None,
         dropout: float = 0.0,
         seed: int | None = None,
         **kwargs,
@@ -123,12 +132,17 @@ class LocationSensitiveAttention(StatefulAttention):
         self.kernel_regularizer = keras.regularizers.get(kernel_regularizer)
         self.kernel_constraint = keras.constraints.get(kernel_constraint)
 
-    def build(self, query_shape, value_shape, key_shape=None):
+    def build(
+        self,
+        query_shape: Shape,
+        value_shape: Shape,
+        key_shape: Optional[Shape] = None,
+    ) -> None:
         query_shape, _, key_shape = self._validate_shapes(
             query_shape, value_shape, key_shape
         )
 
-        def kernel(name, shape):
+        def kernel(name: str, shape: Shape):
             return self.add_weight(
                 name=name,
                 shape=shape,
@@ -159,12 +173,14 @@ class LocationSensitiveAttention(StatefulAttention):
                 dtype=self.dtype,
             )
 
-    def project_key(self, key):
+    def project_key(self, key: Tensor) -> Tensor:
         """`W1 k_i`, computed once per memory."""
         return ops.matmul(key, ops.cast(self.key_kernel, key.dtype))
 
     # ------------------------------------------------------------------
-    def alignment_state_spec(self, batch_size, source_length):
+    def alignment_state_spec(
+        self, batch_size: Optional[int], source_length: Optional[int]
+    ) -> NestedTensor:
         """`{"weights", "cumulative"}` (or `{"weights"}`), `(batch, S)`."""
         spec = keras.KerasTensor(
             (batch_size, source_length), dtype=self.state_dtype
@@ -173,14 +189,16 @@ class LocationSensitiveAttention(StatefulAttention):
             return {"weights": spec, "cumulative": spec}
         return {"weights": spec}
 
-    def initial_alignment_state(self, memory_mask):
+    def initial_alignment_state(self, memory_mask: Tensor) -> NestedTensor:
         """Zeros for the previous (and cumulative) weights, `(batch, S)`."""
         zeros = ops.zeros(ops.shape(memory_mask), self.state_dtype)
         if self.cumulative:
             return {"weights": zeros, "cumulative": zeros}
         return {"weights": zeros}
 
-    def location_features(self, alignment_state, value_mask=None):
+    def location_features(
+        self, alignment_state: NestedTensor, value_mask: Optional[Tensor] = None
+    ) -> Tensor:
         """`U conv1d(...)` of the state: `(batch_size, S, units)`.
 
         Computed in float32 (float64 under a float64 policy), the state's
@@ -202,9 +220,13 @@ class LocationSensitiveAttention(StatefulAttention):
         return ops.cast(features, self.score_dtype)
 
     def stateful_alignment(
-        self, query, projected_key, value_mask, alignment_state,
-        training=None,
-    ):
+        self,
+        query: Tensor,
+        projected_key: Tensor,
+        value_mask: Optional[Tensor],
+        alignment_state: NestedTensor,
+        training: Optional[bool] = None,
+    ) -> Tuple[Tensor, NestedTensor]:
         """The softmax weights of one step and the next state.
 
         Args:
@@ -240,7 +262,7 @@ class LocationSensitiveAttention(StatefulAttention):
             next_state["cumulative"] = previous["cumulative"] + weights
         return weights, next_state
 
-    def get_config(self):
+    def get_config(self) -> dict:
         config = super().get_config()
         config.update(
             {

@@ -1,11 +1,15 @@
 """Masks of the attention layers: the masked softmax and the causal mask."""
 
+from typing import Optional
+
 import keras
 import numpy as np
 from keras import ops
 
+from keras_attention.typing import Tensor
 
-def masked_softmax(scores, mask=None):
+
+def masked_softmax(scores: Tensor, mask: Optional[Tensor] = None) -> Tensor:
     """Softmax over the last axis that gives masked positions exactly zero.
 
     Runs in float32 (or float64 for float64 scores). Masked scores are
@@ -32,7 +36,11 @@ def masked_softmax(scores, mask=None):
     return ops.where(mask, weights, 0.0)
 
 
-def score_mask(scores, value_mask=None, use_causal_mask=False):
+def score_mask(
+    scores: Tensor,
+    value_mask: Optional[Tensor] = None,
+    use_causal_mask: bool = False,
+) -> Optional[Tensor]:
     """The boolean mask of `(batch_size, Tq, S)` scores, or `None`.
 
     Args:
@@ -56,7 +64,7 @@ def score_mask(scores, value_mask=None, use_causal_mask=False):
     return mask
 
 
-def zero_masked_positions(tensor, mask):
+def zero_masked_positions(tensor: Tensor, mask: Optional[Tensor]) -> Tensor:
     """`tensor` `(batch_size, S, D)` with zeros where `mask` is `False`.
 
     Weights are exactly zero at masked positions, but `0 * nan` is `nan`:

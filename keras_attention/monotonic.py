@@ -8,9 +8,13 @@ Reference:
     - [Raffel et al., 2017](https://arxiv.org/abs/1704.00784)
 """
 
+from typing import Tuple
+
 import keras
 import numpy as np
 from keras import ops
+
+from keras_attention.typing import Tensor
 
 MODES = ("parallel", "recursive", "hard")
 
@@ -25,12 +29,12 @@ def check_mode(mode: str) -> str:
     return mode
 
 
-def exclusive_cumsum(x, axis: int = -1):
+def exclusive_cumsum(x: Tensor, axis: int = -1) -> Tensor:
     """`cumsum` shifted right by one: `[0, x0, x0 + x1, ...]`."""
     return ops.cumsum(x, axis=axis) - x
 
 
-def safe_cumprod(x, axis: int = -1, exclusive: bool = False):
+def safe_cumprod(x: Tensor, axis: int = -1, exclusive: bool = False) -> Tensor:
     """Cumulative product computed in log space, `exp(cumsum(log(x)))`.
 
     `x` is clipped to `[tiny, 1]` first (`tiny` the dtype's smallest normal
@@ -55,7 +59,9 @@ def safe_cumprod(x, axis: int = -1, exclusive: bool = False):
     return ops.exp(ops.cumsum(logs, axis=axis))
 
 
-def monotonic_attention(p_choose, previous_attention, mode: str):
+def monotonic_attention(
+    p_choose: Tensor, previous_attention: Tensor, mode: str
+) -> Tensor:
     """The expected monotonic alignment given the choosing probabilities.
 
     With `p_i` the probability of stopping at source position `i` and
@@ -98,7 +104,7 @@ def monotonic_attention(p_choose, previous_attention, mode: str):
             [ops.ones_like(p_choose[:, :1]), 1.0 - p_choose[:, :-1]], axis=1
         )
 
-        def step(q, inputs):
+        def step(q: Tensor, inputs: Tuple[Tensor, Tensor]):
             keep, prev = inputs
             q = keep * q + prev
             return q, q
@@ -124,7 +130,7 @@ def monotonic_attention(p_choose, previous_attention, mode: str):
     return p_choose * _exclusive_cumprod(1.0 - p_choose)
 
 
-def _exclusive_cumprod(x):
+def _exclusive_cumprod(x: Tensor):
     """Exact exclusive `cumprod` along axis 1 (`keras.ops` has no cumprod
     with `exclusive`): shift right by one, with a leading 1."""
     shifted = ops.concatenate([ops.ones_like(x[:, :1]), x[:, :-1]], axis=1)

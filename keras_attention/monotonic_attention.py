@@ -2,6 +2,8 @@
 
 import math
 import numbers
+from typing import Optional
+from typing import Tuple
 
 import keras
 from keras import ops
@@ -11,6 +13,10 @@ from keras_attention.checks import shape_str
 from keras_attention.monotonic import check_mode
 from keras_attention.monotonic import monotonic_attention
 from keras_attention.stateful_attention import StatefulAttention
+from keras_attention.typing import Initializer
+from keras_attention.typing import NestedTensor
+from keras_attention.typing import Shape
+from keras_attention.typing import Tensor
 
 
 @keras.saving.register_keras_serializable(package="keras_attention")
@@ -91,7 +97,7 @@ class MonotonicAttention(StatefulAttention):
         sigmoid_noise_seed: int | None = None,
         score_bias_init: float = 0.0,
         mode: str = "parallel",
-        kernel_initializer="glorot_uniform",
+        kernel_initializer: Initializer = "glorot_uniform",
         dropout: float = 0.0,
         seed: int | None = None,
         **kwargs,
@@ -126,11 +132,11 @@ class MonotonicAttention(StatefulAttention):
 
     # ------------------------------------------------------------------
     # To be implemented by the energies.
-    def energy(self, query, projected_key):
+    def energy(self, query: Tensor, projected_key: Tensor) -> Tensor:
         """Energies `(batch_size, S)` of one step's `(batch_size, Dq)` query."""
         raise NotImplementedError
 
-    def _kernel(self, name, shape):
+    def _kernel(self, name: str, shape: Shape):
         return self.add_weight(
             name=name,
             shape=shape,
@@ -138,7 +144,12 @@ class MonotonicAttention(StatefulAttention):
             dtype=self.dtype,
         )
 
-    def build(self, query_shape, value_shape, key_shape=None):
+    def build(
+        self,
+        query_shape: Shape,
+        value_shape: Shape,
+        key_shape: Optional[Shape] = None,
+    ) -> None:
         self._validate_shapes(query_shape, value_shape, key_shape)
         self.score_bias = self.add_weight(
             name="score_bias",
@@ -147,26 +158,32 @@ class MonotonicAttention(StatefulAttention):
             dtype=self.dtype,
         )
 
-    def project_key(self, key):
+    def project_key(self, key: Tensor) -> Tensor:
         """`k W1` (Bahdanau) or `k W` (Luong), once per memory."""
         return ops.matmul(key, ops.cast(self.key_kernel, key.dtype))
 
     # ------------------------------------------------------------------
-    def alignment_state_spec(self, batch_size, source_length):
+    def alignment_state_spec(
+        self, batch_size: Optional[int], source_length: Optional[int]
+    ) -> NestedTensor:
         """A `(batch_size, S)` tensor in `state_dtype`."""
         return keras.KerasTensor(
             (batch_size, source_length), dtype=self.state_dtype
         )
 
-    def initial_alignment_state(self, memory_mask):
+    def initial_alignment_state(self, memory_mask: Tensor) -> NestedTensor:
         """One-hot on source position 0, `(batch_size, S)` (as TFA)."""
         positions = ops.cumsum(ops.ones_like(memory_mask, dtype="int32"), 1)
         return ops.cast(ops.equal(positions, 1), self.state_dtype)
 
     def stateful_alignment(
-        self, query, projected_key, value_mask, alignment_state,
-        training=None,
-    ):
+        self,
+        query: Tensor,
+        projected_key: Tensor,
+        value_mask: Optional[Tensor],
+        alignment_state: NestedTensor,
+        training: Optional[bool] = None,
+    ) -> Tuple[Tensor, NestedTensor]:
         """The monotonic alignment of one step and the next state (itself).
 
         Args:
@@ -198,7 +215,7 @@ class MonotonicAttention(StatefulAttention):
         weights = monotonic_attention(p_choose, previous, self.mode)
         return weights, weights
 
-    def get_config(self):
+    def get_config(self) -> dict:
         config = super().get_config()
         config.update(
             {
@@ -257,7 +274,12 @@ class BahdanauMonotonicAttention(MonotonicAttention):
         super().__init__(units, **kwargs)
         self.normalize = bool(normalize)
 
-    def build(self, query_shape, value_shape, key_shape=None):
+    def build(
+        self,
+        query_shape: Shape,
+        value_shape: Shape,
+        key_shape: Optional[Shape] = None,
+    ) -> None:
         super().build(query_shape, value_shape, key_shape)
         query_shape, _, key_shape = self._validate_shapes(
             query_shape, value_shape, key_shape
@@ -287,7 +309,7 @@ class BahdanauMonotonicAttention(MonotonicAttention):
                 dtype=self.dtype,
             )
 
-    def energy(self, query, projected_key):
+    def energy(self, query: Tensor, projected_key: Tensor) -> Tensor:
         dtype = query.dtype
         hidden = projected_key + ops.expand_dims(
             ops.matmul(query, ops.cast(self.query_kernel, dtype)), 1
@@ -300,7 +322,7 @@ class BahdanauMonotonicAttention(MonotonicAttention):
             )
         return ops.sum(v * ops.tanh(hidden), axis=-1)
 
-    def get_config(self):
+    def get_config(self) -> dict:
         config = super().get_config()
         config["normalize"] = self.normalize
         return config
@@ -346,7 +368,9 @@ class LuongMonotonicAttention(MonotonicAttention):
         super().__init__(units, **kwargs)
         self.scale = bool(scale)
 
-    def _check_feature_sizes(self, query_shape, value_shape, key_shape):
+    def _check_feature_sizes(
+        self, query_shape: Shape, value_shape: Shape, key_shape: Shape
+    ):
         if query_shape[-1] != self.units:
             raise ValueError(
                 f"{self.__class__.__name__}: the last dimension of `query` "
@@ -354,7 +378,12 @@ class LuongMonotonicAttention(MonotonicAttention):
                 f"query.shape={shape_str(query_shape)}"
             )
 
-    def build(self, query_shape, value_shape, key_shape=None):
+    def build(
+        self,
+        query_shape: Shape,
+        value_shape: Shape,
+        key_shape: Optional[Shape] = None,
+    ) -> None:
         super().build(query_shape, value_shape, key_shape)
         key_shape = value_shape if key_shape is None else key_shape
         self.key_kernel = self._kernel(
@@ -367,7 +396,7 @@ class LuongMonotonicAttention(MonotonicAttention):
                 dtype=self.dtype,
             )
 
-    def energy(self, query, projected_key):
+    def energy(self, query: Tensor, projected_key: Tensor) -> Tensor:
         energy = ops.squeeze(
             ops.matmul(projected_key, ops.expand_dims(query, -1)), -1
         )
@@ -375,7 +404,7 @@ class LuongMonotonicAttention(MonotonicAttention):
             energy = ops.cast(self.score_gain, energy.dtype) * energy
         return energy
 
-    def get_config(self):
+    def get_config(self) -> dict:
         config = super().get_config()
         config["scale"] = self.scale
         return config

@@ -1,12 +1,15 @@
 """Luong "general" (multiplicative) attention."""
 
 from typing import Any
+from typing import Optional
 
 import keras
 
 from keras_attention.base_attention import BaseAttention
 from keras_attention.scores import dot_score
 from keras_attention.scores import multiplicative_key_projection
+from keras_attention.typing import Shape
+from keras_attention.typing import Tensor
 
 
 @keras.saving.register_keras_serializable(package="keras_attention")
@@ -87,7 +90,12 @@ class MultiplicativeAttention(BaseAttention):
         self.kernel_regularizer = keras.regularizers.get(kernel_regularizer)
         self.kernel_constraint = keras.constraints.get(kernel_constraint)
 
-    def build(self, query_shape, value_shape, key_shape=None):
+    def build(
+        self,
+        query_shape: Shape,
+        value_shape: Shape,
+        key_shape: Optional[Shape] = None,
+    ) -> None:
         query_shape, _, key_shape = self._validate_shapes(
             query_shape, value_shape, key_shape
         )
@@ -105,17 +113,17 @@ class MultiplicativeAttention(BaseAttention):
                 name="scale", shape=(), initializer="ones", dtype=self.dtype
             )
 
-    def project_key(self, key):
+    def project_key(self, key: Tensor) -> Tensor:
         kernel = keras.ops.cast(self.kernel, key.dtype)
         return multiplicative_key_projection(key, kernel)
 
-    def score(self, query, projected_key):
+    def score(self, query: Tensor, projected_key: Tensor) -> Tensor:
         scale = None
         if self.scale is not None:
             scale = keras.ops.cast(self.scale, query.dtype)
         return dot_score(query, projected_key, scale)
 
-    def get_config(self):
+    def get_config(self) -> dict:
         config = super().get_config()
         config.update(
             {

@@ -5,14 +5,21 @@ dropout masks. Internal: `AttentionWrapper` and `AttentionRNN` use these
 functions; nothing here is re-exported by `keras_attention`.
 """
 
+from typing import List
+from typing import Optional
+from typing import Tuple
+
 import keras
 from keras import ops
 from keras import tree
 
 from keras_attention.checks import shape_str
+from keras_attention.typing import IntOrTensor
+from keras_attention.typing import NestedTensor
+from keras_attention.typing import Tensor
 
 
-def cell_output_size(cell):
+def cell_output_size(cell: keras.layers.Layer) -> int:
     """The size of the output of `cell` (its first state size if unset)."""
     output_size = getattr(cell, "output_size", None)
     if output_size is not None:
@@ -23,7 +30,9 @@ def cell_output_size(cell):
     return state_size
 
 
-def previous_output(cell, cell_state):
+def previous_output(
+    cell: keras.layers.Layer, cell_state: NestedTensor
+) -> Tensor:
     """The output of the previous step, read from a cell state.
 
     Keras cells keep their output as the first state tensor (`h` of `[h, c]`
@@ -34,7 +43,9 @@ def previous_output(cell, cell_state):
     return tree.flatten(cell_state)[0]
 
 
-def initial_cell_state(cell, batch_size):
+def initial_cell_state(
+    cell: keras.layers.Layer, batch_size: IntOrTensor
+) -> list:
     """The cell's zero state, always nested (a list for one tensor)."""
     state = cell.get_initial_state(batch_size=batch_size)
     if not tree.is_nested(state):
@@ -42,7 +53,9 @@ def initial_cell_state(cell, batch_size):
     return state
 
 
-def check_cell_state(owner, cell_state, template):
+def check_cell_state(
+    owner: str, cell_state: NestedTensor, template: NestedTensor
+) -> NestedTensor:
     """`cell_state` packed as `template`, or a `ValueError`.
 
     Args:
@@ -72,7 +85,12 @@ def check_cell_state(owner, cell_state, template):
     return tree.pack_sequence_as(template, given)
 
 
-def run_cell(cell, cell_inputs, cell_state, training):
+def run_cell(
+    cell: keras.layers.Layer,
+    cell_inputs: Tensor,
+    cell_state: NestedTensor,
+    training: Optional[bool],
+) -> Tuple[Tensor, NestedTensor]:
     """One call of `cell`; the new state keeps the structure of the old."""
     kwargs = {}
     if getattr(cell, "_call_has_training_arg", True):
@@ -85,7 +103,7 @@ def run_cell(cell, cell_inputs, cell_state, training):
     return output, new_state
 
 
-def dropout_cells(cell):
+def dropout_cells(cell: keras.layers.Layer) -> List[keras.layers.Layer]:
     """The cells of `cell` (recursing into stacks) that cache dropout masks."""
     if isinstance(cell, keras.layers.StackedRNNCells):
         return [c for sub in cell.cells for c in dropout_cells(sub)]
@@ -96,7 +114,9 @@ def dropout_cells(cell):
     return []
 
 
-def prepare_dropout_masks(cell, cell_inputs, cell_state):
+def prepare_dropout_masks(
+    cell: keras.layers.Layer, cell_inputs: Tensor, cell_state: NestedTensor
+) -> None:
     """Creates the cells' dropout masks before a loop, as `keras.layers.RNN`.
 
     A Keras cell draws its dropout masks on its first call and reuses them
@@ -116,7 +136,7 @@ def prepare_dropout_masks(cell, cell_inputs, cell_state):
         cell.get_recurrent_dropout_mask(first)
 
 
-def reset_dropout_masks(cell):
+def reset_dropout_masks(cell: keras.layers.Layer) -> None:
     """Forgets the masks of `prepare_dropout_masks` after the loop."""
     for sub in dropout_cells(cell):
         sub.reset_dropout_mask()

@@ -7,11 +7,20 @@ against numpy and composed freely.
 """
 
 import math
+from typing import Callable
+from typing import Optional
+from typing import Tuple
+from typing import Union
 
 from keras import ops
 
+from keras_attention.typing import IntOrTensor
+from keras_attention.typing import Tensor
 
-def dot_score(query, key, scale=None):
+
+def dot_score(
+    query: Tensor, key: Tensor, scale: Optional[Union[float, Tensor]] = None
+) -> Tensor:
     """Luong "dot" score `e_ij = q_i . k_j` (Luong et al., 2015).
 
     Args:
@@ -28,7 +37,7 @@ def dot_score(query, key, scale=None):
     return scores
 
 
-def multiplicative_key_projection(key, kernel):
+def multiplicative_key_projection(key: Tensor, kernel: Tensor) -> Tensor:
     """Projects keys for the Luong "general" score: `k W^T`.
 
     With `kernel` W of shape `(Dq, Dk)`, `q^T W k = q . (W k)`, so the keys can
@@ -38,7 +47,12 @@ def multiplicative_key_projection(key, kernel):
     return ops.matmul(key, ops.transpose(kernel))
 
 
-def additive_score(query_proj, key_proj, v, max_block_elements=None):
+def additive_score(
+    query_proj: Tensor,
+    key_proj: Tensor,
+    v: Tensor,
+    max_block_elements: Optional[int] = None,
+) -> Tensor:
     """Bahdanau score `e_ij = v^T tanh(W1 k_j + W2 q_i + b)`.
 
     Reference: Bahdanau et al., 2014.
@@ -90,7 +104,13 @@ def additive_score(query_proj, key_proj, v, max_block_elements=None):
     )
 
 
-def additive_block_shape(batch, num_queries, source, units, max_block_elements):
+def additive_block_shape(
+    batch: IntOrTensor,
+    num_queries: IntOrTensor,
+    source: IntOrTensor,
+    units: IntOrTensor,
+    max_block_elements: int,
+) -> Tuple[IntOrTensor, IntOrTensor]:
     """Examples per group and query rows per block of the blocked score.
 
     A block holds `examples * rows * source * units` elements: at most
@@ -108,14 +128,14 @@ def additive_block_shape(batch, num_queries, source, units, max_block_elements):
     return examples, rows
 
 
-def _block_scores(q_block, k_block, v):
+def _block_scores(q_block: Tensor, k_block: Tensor, v: Tensor):
     hidden = ops.tanh(
         ops.expand_dims(q_block, -2) + ops.expand_dims(k_block, -3)
     )
     return hidden, ops.squeeze(ops.matmul(hidden, ops.expand_dims(v, -1)), -1)
 
 
-def _block_grads(hidden, upstream, v):
+def _block_grads(hidden: Tensor, upstream: Tensor, v: Tensor):
     """Gradients of `sum(upstream * (hidden @ v))` w.r.t. qp, kp and v."""
     units = hidden.shape[-1]
     grad_v = ops.matmul(
@@ -136,10 +156,10 @@ def _block_grads(hidden, upstream, v):
 
 
 @ops.custom_gradient
-def _additive_score_whole(query_proj, key_proj, v):
+def _additive_score_whole(query_proj: Tensor, key_proj: Tensor, v: Tensor):
     hidden, scores = _block_scores(query_proj, key_proj, v)
 
-    def grad(*args, upstream=None):
+    def grad(*args, upstream: Optional[Tensor] = None):
         if upstream is None:
             (upstream,) = args
         return _block_grads(hidden, upstream, v)
@@ -147,7 +167,9 @@ def _additive_score_whole(query_proj, key_proj, v):
     return scores, grad
 
 
-def _additive_score_blocked(query_proj, key_proj, v, max_block_elements):
+def _additive_score_blocked(
+    query_proj: Tensor, key_proj: Tensor, v: Tensor, max_block_elements: int
+):
     batch, num_queries, units = _dims(query_proj)
     source = _dims(key_proj)[1]
     examples, rows = additive_block_shape(
@@ -158,25 +180,25 @@ def _additive_score_blocked(query_proj, key_proj, v, max_block_elements):
     padded_batch = _product(num_groups, examples)
     padded_queries = _product(num_blocks, rows)
 
-    def pad(x, padded_rows, rows_now):
+    def pad(x: Tensor, padded_rows: IntOrTensor, rows_now: IntOrTensor):
         # Zero rows: padded queries get zero upstream gradient, so they add
         # nothing to the key and `v` gradients; they are sliced off.
         return ops.pad(
             x, [[0, padded_batch - batch], [0, padded_rows - rows_now], [0, 0]]
         )
 
-    def group_slices(qp, kp, g):
+    def group_slices(qp: Tensor, kp: Tensor, g: IntOrTensor):
         start = g * examples
         q_g = ops.slice(qp, [start, 0, 0], [examples, padded_queries, units])
         k_g = ops.slice(kp, [start, 0, 0], [examples, source, units])
         return q_g, k_g
 
-    def row_block(x, j):
+    def row_block(x: Tensor, j: IntOrTensor):
         return ops.slice(x, [0, j * rows, 0], [examples, rows, _dims(x)[-1]])
 
     row_ids = ops.reshape(ops.arange(padded_queries), (1, -1, 1))
 
-    def place(buffer, block, j):
+    def place(buffer: Tensor, block: Tensor, j: IntOrTensor):
         # Writes the rows of block `j` into `buffer` (select, no scatter:
         # every backend, and the rows are only `examples * Tq` vectors).
         in_block = ops.logical_and(
@@ -185,11 +207,11 @@ def _additive_score_blocked(query_proj, key_proj, v, max_block_elements):
         return ops.where(in_block, ops.tile(block, (1, num_blocks, 1)), buffer)
 
     @ops.custom_gradient
-    def blocked(qp, kp, v):
-        def group_scores(g):
+    def blocked(qp: Tensor, kp: Tensor, v: Tensor):
+        def group_scores(g: IntOrTensor):
             q_g, k_g = group_slices(qp, kp, g)
 
-            def body(j, carry):
+            def body(j: IntOrTensor, carry: tuple):
                 out, token = carry
                 j = j + token
                 _, block = _block_scores(row_block(q_g, j), k_g, v)
@@ -208,12 +230,12 @@ def _additive_score_blocked(query_proj, key_proj, v, max_block_elements):
         )
         scores = ops.reshape(scores, (padded_batch, padded_queries, source))
 
-        def grad(*args, upstream=None):
+        def grad(*args, upstream: Optional[Tensor] = None):
             if upstream is None:
                 (upstream,) = args
             upstream = ops.cast(upstream, qp.dtype)
 
-            def group_grads(g):
+            def group_grads(g: IntOrTensor):
                 q_g, k_g = group_slices(qp, kp, g)
                 g_g = ops.slice(
                     upstream,
@@ -221,7 +243,7 @@ def _additive_score_blocked(query_proj, key_proj, v, max_block_elements):
                     [examples, padded_queries, source],
                 )
 
-                def body(j, carry):
+                def body(j: IntOrTensor, carry: tuple):
                     grad_q, grad_k, grad_v, token = carry
                     j = j + token
                     hidden, _ = _block_scores(row_block(q_g, j), k_g, v)
@@ -264,7 +286,9 @@ def _additive_score_blocked(query_proj, key_proj, v, max_block_elements):
     return scores[:batch, :num_queries]
 
 
-def _sequential_map(fn, n, like):
+def _sequential_map(
+    fn: Callable[[Tensor], Tensor], n: IntOrTensor, like: Tensor
+):
     """`ops.map(fn, arange(n))` with one iteration at a time.
 
     `ops.map` is `tf.map_fn` on TensorFlow, which runs up to ten iterations
@@ -281,14 +305,14 @@ def _sequential_map(fn, n, like):
         The outputs of `fn`, stacked on a new first axis.
     """
 
-    def step(carry, index):
+    def step(carry: Tensor, index: Tensor):
         out = fn(index)
         return out, out
 
     return ops.scan(step, like, xs=ops.arange(n))[1]
 
 
-def _zero_after(x):
+def _zero_after(x: Tensor):
     """An int32 zero computed from `x`.
 
     Adding it to the next block's start index makes that block wait for
@@ -298,7 +322,7 @@ def _zero_after(x):
     return ops.minimum(ops.cast(ops.any(ops.isnan(x)), "int32"), 0)
 
 
-def _dims(x):
+def _dims(x: Tensor):
     """Static sizes as Python integers, unknown ones as scalar tensors."""
     dynamic = ops.shape(x)
     return tuple(
@@ -313,21 +337,21 @@ def _product(*sizes):
     return out
 
 
-def _floordiv(a, b):
+def _floordiv(a: IntOrTensor, b: IntOrTensor):
     return a // b
 
 
-def _ceildiv(a, b):
+def _ceildiv(a: IntOrTensor, b: IntOrTensor):
     return (a + b - 1) // b
 
 
-def _clip(x, low, high):
+def _clip(x: IntOrTensor, low: int, high: IntOrTensor):
     if isinstance(x, int) and isinstance(high, int):
         return max(low, min(x, high))
     dtype = (high if isinstance(x, int) else x).dtype
     return ops.clip(ops.cast(x, dtype), low, ops.cast(high, dtype))
 
 
-def sqrt_dim_scale(dim):
+def sqrt_dim_scale(dim: int) -> float:
     """The fixed `1 / sqrt(dim)` of scaled dot-product attention."""
     return 1.0 / math.sqrt(dim)

@@ -14,6 +14,10 @@ does the rest (masked query rows, dropout, the context, `prepare_memory`,
 `call`, the output specs).
 """
 
+from typing import Any
+from typing import Optional
+from typing import Tuple
+
 import keras
 from keras import ops
 from keras import tree
@@ -22,6 +26,8 @@ from keras_attention.base_attention import BaseAttention
 from keras_attention.checks import is_floating
 from keras_attention.checks import shape_str
 from keras_attention.checks import shapes_compatible
+from keras_attention.typing import NestedTensor
+from keras_attention.typing import Tensor
 
 
 def state_dtype(compute_dtype: str) -> str:
@@ -36,7 +42,9 @@ def state_dtype(compute_dtype: str) -> str:
     return "float32"
 
 
-def check_state_structure(owner: str, state, expected):
+def check_state_structure(
+    owner: str, state: NestedTensor, expected: NestedTensor
+) -> NestedTensor:
     """`state` if it has the structure and shapes of `expected`.
 
     Args:
@@ -79,8 +87,8 @@ def check_state_structure(owner: str, state, expected):
     return state
 
 
-def _describe(structure):
-    def one(x):
+def _describe(structure: NestedTensor):
+    def one(x: Any):
         if hasattr(x, "shape") and hasattr(x, "dtype"):
             dtype = keras.backend.standardize_dtype(x.dtype)
             return f"<tensor shape={shape_str(x.shape)} dtype={dtype}>"
@@ -117,18 +125,24 @@ class StatefulAttention(BaseAttention):
         """float32 (float64 under a float64 policy): see `state_dtype`."""
         return state_dtype(self.compute_dtype)
 
-    def alignment_state_spec(self, batch_size, source_length):
+    def alignment_state_spec(
+        self, batch_size: Optional[int], source_length: Optional[int]
+    ) -> NestedTensor:
         """The state's structure as `keras.KerasTensor`s."""
         raise NotImplementedError
 
-    def initial_alignment_state(self, memory_mask):
+    def initial_alignment_state(self, memory_mask: Tensor) -> NestedTensor:
         """The state before the first step, for a `(batch, S)` mask."""
         raise NotImplementedError
 
     def stateful_alignment(
-        self, query, projected_key, value_mask, alignment_state,
-        training=None,
-    ):
+        self,
+        query: Tensor,
+        projected_key: Tensor,
+        value_mask: Optional[Tensor],
+        alignment_state: NestedTensor,
+        training: Optional[bool] = None,
+    ) -> Tuple[Tensor, NestedTensor]:
         """`(weights, next_alignment_state)` of one step.
 
         Args:
@@ -146,7 +160,12 @@ class StatefulAttention(BaseAttention):
         """
         raise NotImplementedError
 
-    def checked_state(self, alignment_state, batch_size, source_length):
+    def checked_state(
+        self,
+        alignment_state: NestedTensor,
+        batch_size: Optional[int],
+        source_length: Optional[int],
+    ) -> NestedTensor:
         """The state cast to `state_dtype`, after `check_state_structure`."""
         check_state_structure(
             self.__class__.__name__,

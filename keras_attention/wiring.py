@@ -7,15 +7,26 @@ equations; this module holds them, the wrapper holds the configuration and
 the state.
 """
 
+from typing import Optional
+from typing import Tuple
+
+import keras
 from keras import ops
 
 from keras_attention.rnn_cells import previous_output
 from keras_attention.rnn_cells import run_cell
+from keras_attention.typing import Tensor
 
 WIRINGS = ("luong", "bahdanau")
 
 
-def _attend(wrapper, query, state, training, dropout_mask):
+def _attend(
+    wrapper: keras.layers.Layer,
+    query: Tensor,
+    state: dict,
+    training: Optional[bool],
+    dropout_mask: Optional[Tensor],
+):
     return wrapper.attention.attend(
         query,
         state["memory"],
@@ -27,13 +38,19 @@ def _attend(wrapper, query, state, training, dropout_mask):
     )
 
 
-def _concat(cell, *tensors):
+def _concat(cell: keras.layers.Layer, *tensors):
     return ops.concatenate(
         [ops.cast(t, cell.compute_dtype) for t in tensors], axis=-1
     )
 
 
-def wiring_step(wrapper, inputs, state, training, dropout_mask=None):
+def wiring_step(
+    wrapper: keras.layers.Layer,
+    inputs: Tensor,
+    state: dict,
+    training: Optional[bool],
+    dropout_mask: Optional[Tensor] = None,
+) -> Tuple[Tensor, dict, Tensor]:
     """One decoder step of a built `AttentionWrapper`.
 
     Args:

@@ -19,6 +19,8 @@ import keras
 import numpy as np
 from keras import ops
 
+from keras_attention.typing import ArrayLike, Tensor
+
 COST_TYPES = ("ce", "mse")
 
 
@@ -222,7 +224,12 @@ class GuidedAlignmentLoss(keras.losses.Loss):
         self.normalize = bool(normalize)
         self.epsilon = float(epsilon)
 
-    def __call__(self, y_true, y_pred, sample_weight=None):
+    def __call__(
+        self,
+        y_true: ArrayLike,
+        y_pred: ArrayLike,
+        sample_weight: Optional[ArrayLike] = None,
+    ) -> Tensor:
         # The target mask comes from the padding of `y_true`; it joins the
         # sample weights, so "mean_with_sample_weight" divides by the
         # number of real target positions.
@@ -239,7 +246,7 @@ class GuidedAlignmentLoss(keras.losses.Loss):
             mask = mask * sample_weight
         return super().__call__(y_true, y_pred, sample_weight=mask)
 
-    def call(self, y_true, y_pred):
+    def call(self, y_true: Tensor, y_pred: Tensor) -> Tensor:
         """Per-position costs `(batch_size, T)`, 0 on padded rows."""
         y_true = ops.cast(y_true, self.dtype)
         y_pred = ops.cast(y_pred, self.dtype)

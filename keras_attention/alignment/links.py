@@ -9,12 +9,13 @@ from typing import Iterable, Optional, Sequence
 import numpy as np
 
 from keras_attention.alignment import subwords
+from keras_attention.typing import ArrayLike
 
 METHODS = ("argmax", "threshold")
 
 
 def hard_links(
-    matrix,
+    matrix: ArrayLike,
     method: str = "argmax",
     threshold: float = 0.5,
 ) -> set:
@@ -77,7 +78,7 @@ def hard_links(
 
 
 def attention_links(
-    weights,
+    weights: ArrayLike,
     source_tokens: Sequence,
     target_tokens: Sequence,
     method: str = "argmax",

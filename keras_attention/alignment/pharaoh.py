@@ -98,7 +98,7 @@ def format_pharaoh(
     )
 
 
-def _checked(links, name) -> set:
+def _checked(links: Iterable, name: str) -> set:
     out = set()
     for link in links:
         try:

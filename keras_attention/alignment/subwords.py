@@ -16,9 +16,11 @@ no word: they get no row and no column, so no link can ever point at them.
 word after it.
 """
 
-from typing import Iterable, Optional, Sequence
+from typing import Iterable, Optional, Sequence, Union
 
 import numpy as np
+
+from keras_attention.typing import ArrayLike
 
 WORDPIECE = "wordpiece"
 SENTENCEPIECE = "sentencepiece"
@@ -27,7 +29,7 @@ SENTENCEPIECE_SPACE = "\u2581"
 DEFAULT_SPECIAL_TOKENS = ("", "[PAD]", "[START]", "[END]")
 
 
-def _as_str(token) -> str:
+def _as_str(token: Union[str, bytes]) -> str:
     if isinstance(token, bytes):
         return token.decode("utf-8")
     return str(token)
@@ -90,7 +92,7 @@ def word_groups(
 
 
 def word_attention(
-    weights,
+    weights: ArrayLike,
     source_tokens: Sequence,
     target_tokens: Sequence,
     scheme: str = WORDPIECE,

@@ -48,7 +48,7 @@ _NEIGHBORS = ((-1, 0), (0, -1), (1, 0), (0, 1))
 _DIAGONAL_NEIGHBORS = ((-1, -1), (-1, 1), (1, -1), (1, 1))
 
 
-def _as_links(links, name) -> set:
+def _as_links(links: Iterable, name: str) -> set:
     out = set()
     for link in links:
         try:

@@ -5,19 +5,27 @@ the received value.
 """
 
 import numbers
+from typing import Optional
+from typing import Tuple
 
 import keras
 from keras import ops
 
 from keras_attention.checks import check_positive_int
 from keras_attention.checks import shape_str
+from keras_attention.typing import IntOrTensor
+from keras_attention.typing import NestedTensor
+from keras_attention.typing import StepFn
+from keras_attention.typing import Tensor
 
 
-def _is_int_dtype(tensor):
+def _is_int_dtype(tensor: Tensor):
     return "int" in keras.backend.standardize_dtype(tensor.dtype)
 
 
-def check_start_tokens(start_tokens, initial_state):
+def check_start_tokens(
+    start_tokens: IntOrTensor, initial_state: NestedTensor
+) -> Tensor:
     """`start_tokens` as int32 `(batch_size,)`; a scalar is broadcast."""
     tokens = ops.convert_to_tensor(start_tokens)
     if not _is_int_dtype(tokens):
@@ -44,7 +52,7 @@ def check_start_tokens(start_tokens, initial_state):
     return ops.broadcast_to(tokens, (ops.shape(leaves[0])[0],))
 
 
-def check_state(state, tokens):
+def check_state(state: NestedTensor, tokens: Tensor) -> None:
     batch = tokens.shape[0]
     for path, leaf in keras.tree.flatten_with_path(state):
         shape = tuple(leaf.shape)
@@ -61,7 +69,9 @@ def check_state(state, tokens):
             )
 
 
-def check_token_id(name, value):
+def check_token_id(
+    name: str, value: Optional[IntOrTensor]
+) -> Optional[IntOrTensor]:
     """A Python int, or an int32 scalar tensor."""
     if value is None:
         return None
@@ -75,7 +85,7 @@ def check_token_id(name, value):
     return ops.cast(tensor, "int32")
 
 
-def check_beam_width(beam_width):
+def check_beam_width(beam_width: IntOrTensor) -> IntOrTensor:
     """A Python int (checked), or an int32 scalar tensor at least 1."""
     if isinstance(beam_width, (numbers.Integral, float)):
         return check_positive_int("beam_width", beam_width)
@@ -90,7 +100,9 @@ def check_beam_width(beam_width):
     return ops.maximum(ops.cast(width, "int32"), 1)
 
 
-def length_limits(max_length):
+def length_limits(
+    max_length: IntOrTensor
+) -> Tuple[IntOrTensor, Optional[Tensor]]:
     """Returns `(bound, limits)`: the number of steps at most, and `None` or
     the int32 `(batch_size,)` per-sentence limits.
 
@@ -130,7 +142,9 @@ def length_limits(max_length):
     )
 
 
-def check_prefix(prefix, prefix_lengths, tokens):
+def check_prefix(
+    prefix: Optional[Tensor], prefix_lengths: Optional[Tensor], tokens: Tensor
+) -> Optional[Tuple[Tensor, Tensor]]:
     """`None`, or `(prefix, prefix_lengths)` as int32 tensors."""
     if prefix is None:
         if prefix_lengths is not None:
@@ -168,14 +182,14 @@ def check_prefix(prefix, prefix_lengths, tokens):
     return prefix, ops.cast(prefix_lengths, "int32")
 
 
-def checked_step(step_fn, from_logits, token_ids):
+def checked_step(step_fn: StepFn, from_logits: bool, token_ids: dict) -> StepFn:
     """Wraps `step_fn`: validates its outputs, casts to float32.
 
     `token_ids` maps argument names to the token ids (`end_token`, ...)
     that must be in the vocabulary.
     """
 
-    def step(tokens, state):
+    def step(tokens: Tensor, state: NestedTensor):
         outputs = step_fn(tokens, state)
         if not isinstance(outputs, (tuple, list)) or len(outputs) != 3:
             raise ValueError(
@@ -236,9 +250,15 @@ def checked_step(step_fn, from_logits, token_ids):
 
 
 def check_common(
-    step_fn, start_tokens, initial_state, end_token, pad_token, from_logits,
-    prefix=None, prefix_lengths=None,
-):
+    step_fn: StepFn,
+    start_tokens: IntOrTensor,
+    initial_state: NestedTensor,
+    end_token: IntOrTensor,
+    pad_token: Optional[IntOrTensor],
+    from_logits: bool,
+    prefix: Optional[Tensor] = None,
+    prefix_lengths: Optional[Tensor] = None,
+) -> tuple:
     """The checks every decoder starts with.
 
     Returns `(step, start, end_token, pad_token, prefix)`.

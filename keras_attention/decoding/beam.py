@@ -1,6 +1,7 @@
 """Beam search with GNMT length and coverage penalties; n-best lists."""
 
 import numbers
+from typing import Optional
 
 from keras import ops
 
@@ -9,11 +10,15 @@ from keras_attention.decoding import args
 from keras_attention.decoding import core
 from keras_attention.decoding import penalties
 from keras_attention.decoding.state import gather_state
+from keras_attention.typing import IntOrTensor
+from keras_attention.typing import NestedTensor
+from keras_attention.typing import StepFn
+from keras_attention.typing import Tensor
 
 CONVENTIONS = ("default", "tfa")
 
 
-def _check_weight(name, value):
+def _check_weight(name: str, value: float):
     if (
         isinstance(value, bool)
         or not isinstance(value, numbers.Real)
@@ -25,10 +30,24 @@ def _check_weight(name, value):
     return float(value)
 
 
-def _beam_choose(k, alpha, beta, convention, end_token):
+def _beam_choose(
+    k: IntOrTensor,
+    alpha: float,
+    beta: float,
+    convention: str,
+    end_token: IntOrTensor,
+):
     """The `choose` of beam search: the `k` best extensions per sentence."""
 
-    def choose(t, log_probs, attention, finished, lengths, at_limit, ex):
+    def choose(
+        t: Tensor,
+        log_probs: Tensor,
+        attention: Optional[Tensor],
+        finished: Tensor,
+        lengths: Tensor,
+        at_limit: Tensor,
+        ex: dict,
+    ):
         vocab_size = ops.shape(log_probs)[1]
         vocab = ops.arange(vocab_size, dtype="int32")
         is_end = ops.expand_dims(ops.equal(vocab, end_token), 0)
@@ -75,8 +94,8 @@ def _beam_choose(k, alpha, beta, convention, end_token):
     return choose
 
 
-def _beam_extras(k, beta):
-    def init(num_rows, attention):
+def _beam_extras(k: IntOrTensor, beta: float):
+    def init(num_rows: IntOrTensor, attention: Optional[Tensor]):
         # Only beam 0 of each sentence is alive at first, so the first
         # top-k does not pick the same token from copies.
         first_beam = ops.equal(ops.arange(num_rows, dtype="int32") % k, 0)
@@ -98,19 +117,19 @@ def _beam_extras(k, beta):
 
 
 def beam_search_all(
-    step_fn,
-    start_tokens,
-    initial_state,
-    end_token,
-    max_length,
-    beam_width=4,
+    step_fn: StepFn,
+    start_tokens: IntOrTensor,
+    initial_state: NestedTensor,
+    end_token: IntOrTensor,
+    max_length: IntOrTensor,
+    beam_width: IntOrTensor = 4,
     length_penalty: float = 0.6,
     coverage_penalty: float = 0.0,
     convention: str = "default",
-    pad_token=None,
+    pad_token: Optional[IntOrTensor] = None,
     from_logits: bool = False,
-    prefix=None,
-    prefix_lengths=None,
+    prefix: Optional[Tensor] = None,
+    prefix_lengths: Optional[Tensor] = None,
 ) -> dict:
     """Beam search; every beam, `(batch_size, beam_width, ...)`, best first.
 
@@ -139,7 +158,7 @@ def beam_search_all(
     )
     batch_size = ops.shape(start)[0]
 
-    def per_beam(x):
+    def per_beam(x: Optional[Tensor]):
         if x is None:
             return None
         return ops.reshape(x, (batch_size, k) + tuple(ops.shape(x)[1:]))
@@ -155,20 +174,20 @@ def beam_search_all(
 
 
 def beam_search_decode(
-    step_fn,
-    start_tokens,
-    initial_state,
-    end_token,
-    max_length,
-    beam_width=4,
+    step_fn: StepFn,
+    start_tokens: IntOrTensor,
+    initial_state: NestedTensor,
+    end_token: IntOrTensor,
+    max_length: IntOrTensor,
+    beam_width: IntOrTensor = 4,
     length_penalty: float = 0.6,
-    pad_token=None,
+    pad_token: Optional[IntOrTensor] = None,
     from_logits: bool = False,
     return_all_beams: bool = False,
     coverage_penalty: float = 0.0,
     convention: str = "default",
-    prefix=None,
-    prefix_lengths=None,
+    prefix: Optional[Tensor] = None,
+    prefix_lengths: Optional[Tensor] = None,
 ) -> dict:
     """Beam search with GNMT length normalisation, inside the graph.
 
@@ -277,13 +296,13 @@ def beam_search_decode(
 
 
 def beam_search_nbest(
-    step_fn,
-    start_tokens,
-    initial_state,
-    end_token,
-    max_length,
-    n_best,
-    beam_width=None,
+    step_fn: StepFn,
+    start_tokens: IntOrTensor,
+    initial_state: NestedTensor,
+    end_token: IntOrTensor,
+    max_length: IntOrTensor,
+    n_best: int,
+    beam_width: Optional[IntOrTensor] = None,
     **options,
 ) -> dict:
     """The `n_best` best hypotheses of every sentence, by beam search.

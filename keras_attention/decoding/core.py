@@ -8,12 +8,21 @@ it one `choose` function that picks the next token of every row (and, for
 beam search, the row each new hypothesis comes from).
 """
 
+from typing import Any
+from typing import Callable
+from typing import Optional
+from typing import Tuple
+
 import keras
 from keras import ops
 
 from keras_attention.decoding.args import length_limits
 from keras_attention.decoding.state import gather_state
 from keras_attention.decoding.state import tile_state
+from keras_attention.typing import IntOrTensor
+from keras_attention.typing import NestedTensor
+from keras_attention.typing import StepFn
+from keras_attention.typing import Tensor
 
 # A log-probability that no real hypothesis reaches; finite, so that sums,
 # differences and divisions never produce NaN.
@@ -25,7 +34,12 @@ NEG_INF = -1e9
 # `(tokens,)` or `(tokens, attention)`: no `None` in the loop variables.
 
 
-def _new_buffers(num_rows, width, pad_token, attention):
+def _new_buffers(
+    num_rows: IntOrTensor,
+    width: IntOrTensor,
+    pad_token: IntOrTensor,
+    attention: Optional[Tensor],
+):
     tokens = ops.full((num_rows, width), pad_token, dtype="int32")
     if attention is None:
         return (tokens,)
@@ -33,7 +47,9 @@ def _new_buffers(num_rows, width, pad_token, attention):
     return tokens, ops.zeros((num_rows, width) + trailing, dtype="float32")
 
 
-def _write(buffers, t, tokens, attention):
+def _write(
+    buffers: tuple, t: Tensor, tokens: Tensor, attention: Optional[Tensor]
+):
     """Writes column `t` of the buffers.
 
     With `ops.scatter_update` (`TensorScatterUpdate` on TensorFlow), not
@@ -49,7 +65,7 @@ def _write(buffers, t, tokens, attention):
     return written
 
 
-def zero_rows(tensor, rows):
+def zero_rows(tensor: Optional[Tensor], rows: Tensor) -> Optional[Tensor]:
     """`tensor` with the rows where `rows` (bool `(num_rows,)`) is set
     zeroed; `None` stays `None`."""
     if tensor is None:
@@ -58,7 +74,7 @@ def zero_rows(tensor, rows):
     return ops.where(mask, 0.0, tensor)
 
 
-def _is_traced_on_jax(value):
+def _is_traced_on_jax(value: Any):
     if keras.backend.backend() != "jax":
         return False
     import jax
@@ -66,14 +82,14 @@ def _is_traced_on_jax(value):
     return isinstance(value, jax.core.Tracer)
 
 
-def _trim(tensor, steps):
+def _trim(tensor: Optional[Tensor], steps: IntOrTensor):
     """Keeps the first `steps` columns, where shapes may be dynamic."""
     if tensor is None or _is_traced_on_jax(steps):
         return tensor
     return tensor[:, :steps]
 
 
-def _force_prefix(log_probs, t, prefix):
+def _force_prefix(log_probs: Tensor, t: Tensor, prefix: Tuple[Tensor, Tensor]):
     """Rows still inside their prefix keep only the prefix token."""
     tokens, lengths = prefix
     column = ops.minimum(t, ops.shape(tokens)[1] - 1)
@@ -86,7 +102,7 @@ def _force_prefix(log_probs, t, prefix):
     return ops.where(keep, log_probs, NEG_INF)
 
 
-def _pad_only(log_probs, finished, pad_token):
+def _pad_only(log_probs: Tensor, finished: Tensor, pad_token: IntOrTensor):
     """A finished row extends only with `pad_token`, at zero cost."""
     vocab = ops.arange(ops.shape(log_probs)[1], dtype="int32")
     pad_only = ops.where(ops.equal(vocab, pad_token), 0.0, NEG_INF)
@@ -96,17 +112,17 @@ def _pad_only(log_probs, finished, pad_token):
 
 
 def run_loop(
-    step,
-    start_tokens,
-    initial_state,
-    choose,
-    init_extras,
-    end_token,
-    pad_token,
-    max_length,
-    copies=1,
-    prefix=None,
-):
+    step: StepFn,
+    start_tokens: Tensor,
+    initial_state: NestedTensor,
+    choose: Callable[..., tuple],
+    init_extras: Callable[[IntOrTensor, Optional[Tensor]], dict],
+    end_token: IntOrTensor,
+    pad_token: IntOrTensor,
+    max_length: IntOrTensor,
+    copies: IntOrTensor = 1,
+    prefix: Optional[Tuple[Tensor, Tensor]] = None,
+) -> dict:
     """Runs a decode loop; returns every row's outputs.
 
     Args:
@@ -148,7 +164,16 @@ def run_loop(
     width = max(bound, 1) if isinstance(bound, int) else ops.maximum(bound, 1)
     buffers = _new_buffers(num_rows, width, pad_token, attention)
 
-    def update(t, log_probs, attention, state, finished, lengths, buffers, ex):
+    def update(
+        t: Tensor,
+        log_probs: Tensor,
+        attention: Optional[Tensor],
+        state: NestedTensor,
+        finished: Tensor,
+        lengths: Tensor,
+        buffers: tuple,
+        ex: dict,
+    ):
         if prefix is not None:
             log_probs = _force_prefix(log_probs, t, prefix)
         log_probs = _pad_only(log_probs, finished, pad_token)
@@ -178,10 +203,26 @@ def run_loop(
         init_extras(num_rows, attention),
     )
 
-    def cond(t, tokens, state, finished, lengths, buffers, extras):
+    def cond(
+        t: Tensor,
+        tokens: Tensor,
+        state: NestedTensor,
+        finished: Tensor,
+        lengths: Tensor,
+        buffers: tuple,
+        extras: dict,
+    ):
         return ops.logical_and(t < bound, ops.logical_not(ops.all(finished)))
 
-    def body(t, tokens, state, finished, lengths, buffers, extras):
+    def body(
+        t: Tensor,
+        tokens: Tensor,
+        state: NestedTensor,
+        finished: Tensor,
+        lengths: Tensor,
+        buffers: tuple,
+        extras: dict,
+    ):
         log_probs, new_state, attention = step(tokens, state)
         outputs = update(
             t, log_probs, attention, new_state, finished, lengths, buffers,

@@ -1,9 +1,17 @@
 """Ensembles: one step function from several, by averaging probabilities."""
 
+from typing import Sequence
+
 from keras import ops
 
+from keras_attention.typing import NestedTensor
+from keras_attention.typing import StepFn
+from keras_attention.typing import Tensor
 
-def ensemble_step(step_fns, from_logits: bool = False):
+
+def ensemble_step(
+    step_fns: Sequence[StepFn], from_logits: bool = False
+) -> StepFn:
     """A step function that averages the next-token distributions of models.
 
     `log p(v) = log(mean_m p_m(v))`, computed as
@@ -43,7 +51,7 @@ def ensemble_step(step_fns, from_logits: bool = False):
             f"Received: step_fns={step_fns!r}"
         )
 
-    def step(tokens, states):
+    def step(tokens: Tensor, states: Sequence[NestedTensor]):
         if not isinstance(states, (tuple, list)) or len(states) != len(
             step_fns
         ):

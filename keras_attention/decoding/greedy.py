@@ -1,12 +1,27 @@
 """Greedy decoding: at every step, the most probable token."""
 
+from typing import Optional
+from typing import Tuple
+
 from keras import ops
 
 from keras_attention.decoding import args
 from keras_attention.decoding import core
+from keras_attention.typing import IntOrTensor
+from keras_attention.typing import NestedTensor
+from keras_attention.typing import StepFn
+from keras_attention.typing import Tensor
 
 
-def greedy_choose(t, log_probs, attention, finished, lengths, at_limit, ex):
+def greedy_choose(
+    t: Tensor,
+    log_probs: Tensor,
+    attention: Optional[Tensor],
+    finished: Tensor,
+    lengths: Tensor,
+    at_limit: Tensor,
+    ex: dict,
+) -> Tuple[Tensor, None, dict]:
     """The `choose` of greedy decoding: the argmax of every row."""
     tokens = ops.cast(ops.argmax(log_probs, axis=-1), "int32")
     chosen = ops.take_along_axis(
@@ -15,12 +30,12 @@ def greedy_choose(t, log_probs, attention, finished, lengths, at_limit, ex):
     return tokens, None, {"log_probs": ex["log_probs"] + chosen}
 
 
-def row_extras(num_rows, attention):
+def row_extras(num_rows: IntOrTensor, attention: Optional[Tensor]) -> dict:
     """The one loop variable of greedy and sampling decoding."""
     return {"log_probs": ops.zeros((num_rows,), dtype="float32")}
 
 
-def row_result(out):
+def row_result(out: dict) -> dict:
     """The decoders' dict from `core.run_loop`'s for one row per sentence."""
     return {
         "tokens": out["tokens"],
@@ -32,15 +47,15 @@ def row_result(out):
 
 
 def greedy_decode(
-    step_fn,
-    start_tokens,
-    initial_state,
-    end_token,
-    max_length,
-    pad_token=None,
+    step_fn: StepFn,
+    start_tokens: IntOrTensor,
+    initial_state: NestedTensor,
+    end_token: IntOrTensor,
+    max_length: IntOrTensor,
+    pad_token: Optional[IntOrTensor] = None,
     from_logits: bool = False,
-    prefix=None,
-    prefix_lengths=None,
+    prefix: Optional[Tensor] = None,
+    prefix_lengths: Optional[Tensor] = None,
 ) -> dict:
     """Greedy decoding: at every step, feeds back the most probable token.
 

@@ -6,8 +6,10 @@ Reference:
 
 from keras import ops
 
+from keras_attention.typing import Tensor
 
-def length_penalty(lengths, alpha: float):
+
+def length_penalty(lengths: Tensor, alpha: float) -> Tensor:
     """GNMT length penalty `lp(Y) = ((5 + |Y|) / 6) ** alpha`.
 
     Beam search ranks hypotheses by `log P(Y) / lp(Y)`; `alpha = 0` ranks by
@@ -27,7 +29,7 @@ def length_penalty(lengths, alpha: float):
     return ops.power((5.0 + lengths) / 6.0, alpha)
 
 
-def coverage_penalty(coverage, beta: float):
+def coverage_penalty(coverage: Tensor, beta: float) -> Tensor:
     """GNMT coverage penalty `cp = beta * sum_i log(min(c_i, 1))`.
 
     `c_i = sum_t alpha_t,i` is the attention source position `i` received

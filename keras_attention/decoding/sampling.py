@@ -1,6 +1,8 @@
 """Sampling decoding: temperature, top-k and top-p (nucleus) sampling."""
 
 import numbers
+from typing import Optional
+from typing import Union
 
 import keras
 from keras import ops
@@ -11,6 +13,10 @@ from keras_attention.decoding import core
 from keras_attention.decoding.greedy import greedy_choose
 from keras_attention.decoding.greedy import row_extras
 from keras_attention.decoding.greedy import row_result
+from keras_attention.typing import IntOrTensor
+from keras_attention.typing import NestedTensor
+from keras_attention.typing import StepFn
+from keras_attention.typing import Tensor
 
 
 # Top-p alone first looks for the nucleus among this many most probable
@@ -18,7 +24,7 @@ from keras_attention.decoding.greedy import row_result
 NUCLEUS_CANDIDATES = 64
 
 
-def _nucleus_cutoff(descending, top_p):
+def _nucleus_cutoff(descending: Tensor, top_p: float):
     """The smallest probability of the nucleus, from sorted probabilities
     (a prefix of them that holds the nucleus is enough)."""
     before = ops.cumsum(descending, axis=-1) - descending
@@ -28,7 +34,12 @@ def _nucleus_cutoff(descending, top_p):
     )
 
 
-def filter_logits(logits, temperature=1.0, top_k=None, top_p=None):
+def filter_logits(
+    logits: Tensor,
+    temperature: float = 1.0,
+    top_k: Optional[int] = None,
+    top_p: Optional[float] = None,
+) -> Tensor:
     """The logits sampling draws from: tempered, then top-k, then top-p.
 
     Tokens outside the `top_k` largest logits, or outside the nucleus (the
@@ -87,7 +98,7 @@ def filter_logits(logits, temperature=1.0, top_k=None, top_p=None):
     return ops.where(keep, logits, core.NEG_INF)
 
 
-def _draw(logits, uniform):
+def _draw(logits: Tensor, uniform: Tensor):
     """One token per row by inverse-CDF sampling of `softmax(logits)`.
 
     `uniform` float `(num_rows,)` in `[0, 1)`. The first token whose
@@ -103,7 +114,9 @@ def _draw(logits, uniform):
     return ops.where(ops.any(ok, axis=-1), first, fallback)
 
 
-def _check_sampling(temperature, top_k, top_p):
+def _check_sampling(
+    temperature: float, top_k: Optional[int], top_p: Optional[float]
+):
     if (
         isinstance(temperature, bool)
         or not isinstance(temperature, numbers.Real)
@@ -127,19 +140,19 @@ def _check_sampling(temperature, top_k, top_p):
 
 
 def sample_decode(
-    step_fn,
-    start_tokens,
-    initial_state,
-    end_token,
-    max_length,
+    step_fn: StepFn,
+    start_tokens: IntOrTensor,
+    initial_state: NestedTensor,
+    end_token: IntOrTensor,
+    max_length: IntOrTensor,
     temperature: float = 1.0,
-    top_k=None,
-    top_p=None,
-    seed=None,
-    pad_token=None,
+    top_k: Optional[int] = None,
+    top_p: Optional[float] = None,
+    seed: Optional[Union[int, keras.random.SeedGenerator]] = None,
+    pad_token: Optional[IntOrTensor] = None,
     from_logits: bool = False,
-    prefix=None,
-    prefix_lengths=None,
+    prefix: Optional[Tensor] = None,
+    prefix_lengths: Optional[Tensor] = None,
 ) -> dict:
     """Sampling decoding: at every step, draws the next token.
 
@@ -201,7 +214,15 @@ def sample_decode(
             (ops.shape(start)[0], width), seed=seed, dtype="float32"
         )
 
-        def choose(t, log_probs, attention, finished, lengths, at_limit, ex):
+        def choose(
+            t: Tensor,
+            log_probs: Tensor,
+            attention: Optional[Tensor],
+            finished: Tensor,
+            lengths: Tensor,
+            at_limit: Tensor,
+            ex: dict,
+        ):
             logits = filter_logits(log_probs, temperature, top_k, top_p)
             tokens = _draw(logits, ops.take(uniform, t, axis=1))
             chosen = ops.take_along_axis(

@@ -14,9 +14,14 @@ import keras
 from keras import ops
 
 from keras_attention.checks import check_positive_int
+from keras_attention.typing import IntOrTensor
+from keras_attention.typing import NestedTensor
+from keras_attention.typing import Tensor
 
 
-def tile_state(state, multiplier: int):
+def tile_state(
+    state: NestedTensor, multiplier: IntOrTensor
+) -> NestedTensor:
     """Repeats every tensor of a nested state `multiplier` times on axis 0.
 
     Entry `b` of the batch becomes entries `b * multiplier` to
@@ -45,7 +50,7 @@ def tile_state(state, multiplier: int):
     )
 
 
-def gather_state(state, indices):
+def gather_state(state: NestedTensor, indices: Tensor) -> NestedTensor:
     """Row `i` of every tensor of a nested state becomes row `indices[i]`.
 
     Args:

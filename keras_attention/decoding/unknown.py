@@ -1,14 +1,21 @@
 """Unknown-word replacement by attention (OpenNMT-tf's
 `replace_unknown_target`)."""
 
+from typing import Optional
+
 from keras import ops
 
 from keras_attention.checks import shape_str
+from keras_attention.typing import IntOrTensor
+from keras_attention.typing import Tensor
 
 
 def unknown_source_positions(
-    target_tokens, attention, unknown_token, source_mask=None
-):
+    target_tokens: Tensor,
+    attention: Tensor,
+    unknown_token: IntOrTensor,
+    source_mask: Optional[Tensor] = None,
+) -> Tensor:
     """The most attended source position of every unknown target token.
 
     Args:
@@ -43,8 +50,12 @@ def unknown_source_positions(
 
 
 def replace_unknown(
-    target_tokens, attention, source_tokens, unknown_token, source_mask=None
-):
+    target_tokens: Tensor,
+    attention: Tensor,
+    source_tokens: Tensor,
+    unknown_token: IntOrTensor,
+    source_mask: Optional[Tensor] = None,
+) -> Tensor:
     """Replaces each unknown target token by the most attended source token.
 
     For every output position `t` whose token is `unknown_token`, the token

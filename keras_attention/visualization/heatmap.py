@@ -23,6 +23,7 @@ from typing import Tuple
 from typing import Union
 
 from keras_attention.checks import check_positive_int
+from keras_attention.typing import ArrayLike
 from keras_attention.visualization.tokens import check_inputs
 from keras_attention.visualization.tokens import display_width
 from keras_attention.visualization.tokens import is_right_to_left
@@ -57,13 +58,13 @@ def require_matplotlib() -> type:
     return Figure
 
 
-def _font_size(num_labels):
+def _font_size(num_labels: int):
     # 10 points up to 30 labels, shrinking to 5 points for 80 and more.
     return max(5.0, min(10.0, 10.0 - (num_labels - 30) / 10.0))
 
 
 def plot_attention(
-    weights,
+    weights: ArrayLike,
     source_tokens: Tokens,
     target_tokens: Tokens,
     ax: Any = None,
@@ -228,7 +229,7 @@ def save_figure(figure: Any, path: PathLike, dpi: int = 100) -> PathLike:
 
 def save_attention_plot(
     path: PathLike,
-    weights,
+    weights: ArrayLike,
     source_tokens: Tokens,
     target_tokens: Tokens,
     **kwargs,
@@ -251,7 +252,7 @@ def figure_to_png(figure: Any, dpi: int = 100) -> Tuple[bytes, int, int]:
     return png, width, height
 
 
-def _grid_item(index, item):
+def _grid_item(index: int, item: Any):
     if not isinstance(item, (list, tuple)) or len(item) not in (3, 4):
         raise ValueError(
             "Each item of `items` must be a tuple `(weights, source_tokens, "

@@ -11,6 +11,7 @@ from typing import Union
 import numpy as np
 
 from keras_attention.checks import check_positive_int
+from keras_attention.typing import ArrayLike
 from keras_attention.visualization.tokens import char_width
 from keras_attention.visualization.tokens import check_inputs
 from keras_attention.visualization.tokens import display_width
@@ -23,7 +24,7 @@ Tokens = Union[str, bytes, Sequence]
 
 
 def attention_text_grid(
-    weights,
+    weights: ArrayLike,
     source_tokens: Tokens,
     target_tokens: Tokens,
     shades: str = DEFAULT_SHADES,

@@ -11,14 +11,18 @@ import unicodedata
 from typing import Iterable
 from typing import List
 from typing import Optional
+from typing import Sequence
 from typing import Tuple
+from typing import Union
 
 import numpy as np
+
+from keras_attention.typing import ArrayLike
 
 ELLIPSIS = "…"
 
 
-def to_numpy(weights) -> np.ndarray:
+def to_numpy(weights: ArrayLike) -> np.ndarray:
     """`weights` (array, tensor of any backend, nested lists) as float64."""
     if not isinstance(weights, np.ndarray):
         try:
@@ -30,7 +34,7 @@ def to_numpy(weights) -> np.ndarray:
     return np.asarray(weights, dtype="float64")
 
 
-def token_list(name: str, tokens) -> List[str]:
+def token_list(name: str, tokens: Union[str, bytes, Sequence]) -> List[str]:
     """Tokens as a list of `str`: a string is split on whitespace.
 
     Raises:
@@ -64,7 +68,9 @@ def token_list(name: str, tokens) -> List[str]:
 
 
 def check_inputs(
-    weights, source_tokens, target_tokens
+    weights: ArrayLike,
+    source_tokens: Union[str, bytes, Sequence],
+    target_tokens: Union[str, bytes, Sequence],
 ) -> Tuple[np.ndarray, List[str], List[str]]:
     """Weights `(T, S)` cropped to the tokens (decoders pad them).
 
