@@ -68,3 +68,18 @@ def test_sample(exported, capsys):
     sampled = capsys.readouterr().out
     assert cli.main(["translate", "--model", path] + WORDS) == 0
     assert capsys.readouterr().out == sampled  # temperature 0 is greedy
+
+
+def test_export_options(exported, tmp_path, capsys):
+    path, sig = exported
+    run_dir = path.rsplit("/", 1)[0]
+    out = str(tmp_path / "tfa")
+    assert cli.main(["export", "--run", run_dir, "--out", out,
+                     "--coverage-penalty", "0.3", "--tfa-convention"]) == 0
+    assert "exported SavedModel" in capsys.readouterr().out
+    words = tf.constant(WORDS)
+    width = tf.constant(3)
+    plain = sig["beam"](text=words, beam_width=width)["scores"].numpy()
+    scores = tf.saved_model.load(out).signatures["beam"](
+        text=words, beam_width=width)["scores"].numpy()
+    assert not np.allclose(plain, scores)  # the options are stored

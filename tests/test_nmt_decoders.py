@@ -246,6 +246,10 @@ def test_complete_starts_with_the_prefix(runs, signatures):
             np.testing.assert_allclose(out["scores"][i], beam["scores"][i], atol=1e-5)
     empty = _complete(sig, [""] * 3, 2, SENTENCES[:3])
     np.testing.assert_array_equal(empty["translation"], _beam(sig, 2, SENTENCES[:3])["translation"])
+    # One prefix for every text.
+    one = _complete(sig, ["1933"], 2, SENTENCES[:3])
+    every = _complete(sig, ["1933"] * 3, 2, SENTENCES[:3])
+    np.testing.assert_array_equal(one["translation"], every["translation"])
 
 
 def _direct_beam(module, texts, width, **options):

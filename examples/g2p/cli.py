@@ -45,7 +45,13 @@ def cmd_train(args):
 def cmd_export(args):
     from examples.g2p import train as train_lib
 
-    print(f"exported SavedModel -> {train_lib.export_run(args.run, args.out)}")
+    path = train_lib.export_run(
+        args.run, args.out,
+        coverage_penalty=args.coverage_penalty,
+        replace_unknown=args.replace_unknown,
+        convention="tfa" if args.tfa_convention else "default",
+    )
+    print(f"exported SavedModel -> {path}")
     return 0
 
 
@@ -105,6 +111,7 @@ def build_parser():
     p.add_argument(
         "--out", default=None, help="SavedModel directory (default RUN/export)"
     )
+    nmt_cli.decoding_cli.export_option_arguments(p)
     p.set_defaults(func=cmd_export)
 
     p = sub.add_parser("translate", help="pronounce words (exported model)")

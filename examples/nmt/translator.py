@@ -233,7 +233,8 @@ class TranslatorModule(tf.Module):
 
         `prefix[b]` is a raw target string, tokenized by the target
         processor (without `[END]`; `""`: no constraint); every hypothesis
-        of sentence `b` starts with its tokens. Beam search of width
+        of sentence `b` starts with its tokens. A `prefix` of one string
+        applies to every text. Beam search of width
         `beam_width` (clamped to `[1, MAX_BEAM_WIDTH]`; `1` is greedy
         decoding). The length limit leaves `PREFIX_ROOM` tokens after the
         prefix (within `max_output_tokens`).
@@ -241,6 +242,8 @@ class TranslatorModule(tf.Module):
         Returns:
             The outputs of `translate_beam`.
         """
+        # One prefix for the whole batch, or one per text.
+        prefix = tf.broadcast_to(prefix, tf.shape(text))
         ids = self.target_processor.tokenize(prefix)[:, 1:-1]  # no START/END
         lengths = tf.cast(ids.row_lengths(), tf.int32)
         # One column at least, for a batch of empty prefixes.
