@@ -19,7 +19,10 @@ train step) it measures target tokens per second of:
 and decoding sentences per second (batch 1 and 64, greedy and beam 5, to a
 fixed length: the end token's output bias is -1e4 on both sides, so no
 sentence stops early) of our step-wise model exported as a SavedModel
-against TFA's `GreedyEmbeddingSampler` and `BeamSearchDecoder`.
+against TFA's `GreedyEmbeddingSampler` and `BeamSearchDecoder`; and, ours
+only, what n-best lists (every beam with scores and attention), the
+coverage penalty and a 2-model ensemble cost relative to plain beam 5
+(`BEAM_OPTIONS`, in the same interleaved rounds).
 
 Rounds interleave across the two processes: one call at a time, in
 alternating order, medians over rounds, ratios as medians of per-round
@@ -47,6 +50,14 @@ from benchmarks import common  # noqa: E402
 
 END_TOKEN = 2
 START_TOKEN = 1
+# GNMT beta of the `coverage` decoder.
+COVERAGE_PENALTY = 0.2
+# Our decoders that are timed against plain beam search (ours only).
+BEAM_OPTIONS = {
+    "nbest": "n-best (all {w} beams, scores, attention)",
+    "coverage": f"beam {{w}} + coverage penalty {COVERAGE_PENALTY}",
+    "ensemble": "beam {w}, ensemble of 2 models",
+}
 WORKER = pathlib.Path(__file__).with_name("peers_tfa.py")
 
 SIZES = {
@@ -188,6 +199,9 @@ def train_step(model):
     return step
 
 
+_SOURCE = tf.TensorSpec([None, None], tf.int32)
+
+
 def _batch(sizes, batch, seed=0):
     rng = np.random.default_rng(seed)
     v = sizes["vocab"]
@@ -202,31 +216,57 @@ def _batch(sizes, batch, seed=0):
 
 
 class Translator(tf.Module):
-    """Our step-wise model's encoder and decoder over token ids, for export."""
+    """Our step-wise model's encoder and decoder over token ids, for export.
 
-    def __init__(self, sizes, model, parts):
+    `ensemble` is a list of more `(model, parts)` of `stepwise_model`: the
+    `ensemble` signature decodes with all the models at once
+    (`keras_attention.decoding.ensemble_step`).
+    """
+
+    def __init__(self, sizes, model, parts, ensemble=()):
         super().__init__(name="translator")
         self.sizes = sizes
-        (self.encoder, self.embedding, self.wrapper,
-         self.projection) = parts
-        self.tracked = [v.value for v in model.variables]
+        self.members = [parts] + [p for _, p in ensemble]
+        self.tracked = [
+            v.value for m in [model] + [m for m, _ in ensemble]
+            for v in m.variables
+        ]
+
+    @staticmethod
+    def _member_start(parts, source):
+        encoder, _, wrapper, _ = parts
+        memory, h, c = encoder(source)
+        return wrapper.get_initial_state(memory, cell_state=[h, c])
+
+    @staticmethod
+    def _member_step(parts):
+        _, embedding, wrapper, projection = parts
+
+        def step(tokens, state):
+            output, state, weights = wrapper.step(embedding(tokens), state)
+            return tf.nn.log_softmax(projection(output)), state, weights
+
+        return step
 
     def _start(self, source):
-        memory, h, c = self.encoder(source)
-        state = self.wrapper.get_initial_state(memory, cell_state=[h, c])
-        return tf.fill([tf.shape(source)[0]], START_TOKEN), state
+        return (
+            tf.fill([tf.shape(source)[0]], START_TOKEN),
+            self._member_start(self.members[0], source),
+        )
 
     def step(self, tokens, state):
-        output, state, weights = self.wrapper.step(
-            self.embedding(tokens), state
-        )
-        logits = self.projection(output)
-        return tf.nn.log_softmax(logits), state, weights
+        return self._member_step(self.members[0])(tokens, state)
 
-    @tf.function(
-        input_signature=[tf.TensorSpec([None, None], tf.int32)],
-        autograph=False,
-    )
+    def _beam(self, source, **options):
+        start, state = self._start(source)
+        return ka.beam_search_decode(
+            self.step, start, state, end_token=END_TOKEN,
+            max_length=self.sizes["decode_length"],
+            beam_width=self.sizes["beam_width"], length_penalty=0.6,
+            **options,
+        )
+
+    @tf.function(input_signature=[_SOURCE], autograph=False)
     def greedy(self, source):
         start, state = self._start(source)
         out = ka.greedy_decode(
@@ -235,15 +275,40 @@ class Translator(tf.Module):
         )
         return {"tokens": out["tokens"]}
 
-    @tf.function(
-        input_signature=[tf.TensorSpec([None, None], tf.int32)],
-        autograph=False,
-    )
+    @tf.function(input_signature=[_SOURCE], autograph=False)
     def beam(self, source):
+        return {"tokens": self._beam(source)["tokens"]}
+
+    @tf.function(input_signature=[_SOURCE], autograph=False)
+    def coverage(self, source):
+        """Beam search with GNMT's coverage penalty (the attention sums
+        travel in the beam state)."""
+        out = self._beam(source, coverage_penalty=COVERAGE_PENALTY)
+        return {"tokens": out["tokens"]}
+
+    @tf.function(input_signature=[_SOURCE], autograph=False)
+    def nbest(self, source):
+        """Every beam, `(batch, beam_width, L)` tokens, scores, attention."""
         start, state = self._start(source)
-        out = ka.beam_search_decode(
+        out = ka.decoding.beam_search_nbest(
             self.step, start, state, end_token=END_TOKEN,
             max_length=self.sizes["decode_length"],
+            n_best=self.sizes["beam_width"], length_penalty=0.6,
+        )
+        return {k: out[k] for k in ("tokens", "scores", "attention")}
+
+    @tf.function(input_signature=[_SOURCE], autograph=False)
+    def ensemble(self, source):
+        """Beam search over the members' averaged probabilities."""
+        step = ka.decoding.ensemble_step(
+            [self._member_step(p) for p in self.members]
+        )
+        state = ka.decoding.ensemble_state(
+            *[self._member_start(p, source) for p in self.members]
+        )
+        out = ka.beam_search_decode(
+            step, tf.fill([tf.shape(source)[0]], START_TOKEN), state,
+            end_token=END_TOKEN, max_length=self.sizes["decode_length"],
             beam_width=self.sizes["beam_width"], length_penalty=0.6,
         )
         return {"tokens": out["tokens"]}
@@ -358,19 +423,23 @@ def build_local(sizes, savedir):
         lambda: step(source, target_in, target_out), warmup
     )
     model, parts = stepwise["luong"]
-    translator = Translator(sizes, model, parts)
+    # The ensemble's second member: same sizes, its own weights.
+    translator = Translator(
+        sizes, model, parts, ensemble=[stepwise_model(sizes, "luong")]
+    )
+    names = ("greedy", "beam") + tuple(BEAM_OPTIONS)
     tf.saved_model.save(
         translator,
         savedir,
         signatures={
-            "greedy": translator.greedy.get_concrete_function(),
-            "beam": translator.beam.get_concrete_function(),
+            name: getattr(translator, name).get_concrete_function()
+            for name in names
         },
     )
     loaded = tf.saved_model.load(savedir)
     for batch in sizes["decode_batches"]:
         src = _batch(sizes, batch, seed=1)[0]
-        for name in ("greedy", "beam"):
+        for name in names:
             fn = loaded.signatures[name]
             timers[f"ours-{name}-b{batch}"] = local_timer(
                 lambda f=fn, x=src: f(x), warmup
@@ -416,12 +485,26 @@ def summarise(sizes, times, peak, tfa_info):
                 "ratio": round(common.paired_ratio(times[tfa], times[ours]),
                                2),
             })
+    options = []
+    for batch in sizes["decode_batches"]:
+        beam = f"ours-beam-b{batch}"
+        for name, label in BEAM_OPTIONS.items():
+            ours = f"ours-{name}-b{batch}"
+            options.append({
+                "decoder": label.format(w=sizes["beam_width"]),
+                "batch": batch,
+                "sentences_per_s": round(batch / med[ours], 1),
+                "time_vs_beam": round(
+                    common.paired_ratio(times[ours], times[beam]), 2
+                ),
+            })
     return {
         "sizes": sizes,
         "machine": common.machine_info(),
         "tfa": tfa_info,
         "training": training,
         "decoding": decoding,
+        "decoding_options": options,
         "matmul_peak_gflops": round(peak / 1e9, 1),
         "sequence_step_gflop": round(flops / 1e9, 2),
         "sequence_gflops": round(flops / seq / 1e9, 1),
@@ -445,6 +528,14 @@ def markdown(result):
             f"| {row['decoder']} | {row['batch']} | "
             f"{row['ours_sentences_per_s']} | {row['tfa_sentences_per_s']} "
             f"| {row['ratio']:.2f} |"
+        )
+    lines += ["", "| our decoder (SavedModel) | batch | sentences/s | "
+              f"time / beam {result['sizes']['beam_width']} |",
+              "|---|---|---|---|"]
+    for row in result["decoding_options"]:
+        lines.append(
+            f"| {row['decoder']} | {row['batch']} | "
+            f"{row['sentences_per_s']} | {row['time_vs_beam']:.2f} |"
         )
     lines += [
         "",

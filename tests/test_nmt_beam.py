@@ -126,7 +126,9 @@ def test_beam_signature_in_a_fresh_process(run):
     )
     assert result.returncode == 0, result.stderr[-3000:]
     out = json.loads(result.stdout.strip().splitlines()[-1])
-    assert out["signatures"] == ["beam", "greedy", "serving_default"]
+    assert out["signatures"] == [
+        "beam", "complete", "greedy", "nbest", "sample", "serving_default"
+    ]
     assert out["inputs"] == {"text": ["string", [None]], "beam_width": ["int32", []]}
     assert out["empty"]["translation"] == [0]
     assert out["empty"]["attention"][0] == 0

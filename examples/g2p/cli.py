@@ -5,6 +5,8 @@
     python -m examples.g2p train --lexicon ../shared/data/cmudict-g2p/train.tsv
     python -m examples.g2p export --run runs/g2p
     python -m examples.g2p translate --model runs/g2p --attention keras
+    python -m examples.g2p translate --model runs/g2p --n-best 3 read
+    python -m examples.g2p translate --model runs/g2p --prefix "R" read
     python -m examples.g2p evaluate --run runs/g2p       # greedy and beam
 
 Argument parsing only. The flags of `train` and `demo` come from the config
@@ -43,25 +45,22 @@ def cmd_train(args):
 def cmd_export(args):
     from examples.g2p import train as train_lib
 
-    print(f"exported SavedModel -> {train_lib.export_run(args.run, args.out)}")
+    path = train_lib.export_run(
+        args.run, args.out,
+        coverage_penalty=args.coverage_penalty,
+        replace_unknown=args.replace_unknown,
+        convention="tfa" if args.tfa_convention else "default",
+    )
+    print(f"exported SavedModel -> {path}")
     return 0
 
 
 def cmd_translate(args):
-    from examples.nmt import demo as nmt_demo
-    from examples.nmt import export as nmt_export
-    from examples.nmt.evaluate import translate_all
+    # The NMT example's decoding flags and printing: the same SavedModel
+    # signatures.
+    from examples.nmt import decoding_cli
 
-    words = nmt_cli.read_texts(args)
-    translate_fn = nmt_export.load_saved_model(
-        nmt_export.resolve_saved_model(args.model),
-        beam_width=args.beam_width,
-    )
-    for word, r in zip(words, translate_all(translate_fn, words)):
-        print(f"{word}\t{r['translation']}")
-        if args.attention:
-            print(nmt_demo.text_grid(r))
-            print()
+    decoding_cli.translate_texts(args, nmt_cli.read_texts(args))
     return 0
 
 
@@ -112,6 +111,7 @@ def build_parser():
     p.add_argument(
         "--out", default=None, help="SavedModel directory (default RUN/export)"
     )
+    nmt_cli.decoding_cli.export_option_arguments(p)
     p.set_defaults(func=cmd_export)
 
     p = sub.add_parser("translate", help="pronounce words (exported model)")
@@ -125,6 +125,7 @@ def build_parser():
         help="print the attention as a text grid",
     )
     nmt_cli.beam_width_argument(p, 0, "pronounce with")
+    nmt_cli.decoding_cli.decoding_arguments(p)
     p.set_defaults(func=cmd_translate)
 
     p = sub.add_parser("evaluate", help="WER and PER on a split")

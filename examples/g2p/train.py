@@ -104,12 +104,15 @@ def load_trained(run_dir, weights=None):
     return seq2seq, source, target, configs
 
 
-def export_run(run_dir, out=None):
-    """Exports a trained run as a SavedModel (signatures `serving_default`,
-    `greedy`, `beam`: words in; phones, tokens, attention out)."""
+def export_run(run_dir, out=None, **options):
+    """Exports a trained run as a SavedModel (the signatures of
+    `examples.nmt.export.SIGNATURES`: words in; phones, tokens, attention
+    out). `options` go to `TranslatorModule` (`coverage_penalty`,
+    `convention`, `replace_unknown`)."""
     seq2seq, source, target, _ = load_trained(run_dir)
     module = nmt_export.TranslatorModule(
-        seq2seq, source, target, max_output_tokens=text_lib.MAX_TOKENS
+        seq2seq, source, target, max_output_tokens=text_lib.MAX_TOKENS,
+        **options,
     )
     return nmt_export.export_saved_model(
         module, out or run_lib.run_path(run_dir, run_lib.EXPORT)

@@ -5,6 +5,10 @@
     python -m examples.nmt export --run runs/dates
     python -m examples.nmt translate --model runs/dates/export "3. März 1999"
     python -m examples.nmt translate --model runs/dates --beam-width 4 "..."
+    python -m examples.nmt translate --model runs/dates --n-best 5 "..."
+    python -m examples.nmt translate --model runs/dates --sample --seed 1 "."
+    python -m examples.nmt translate --model runs/dates --prefix "Friday" .
+    python -m examples.nmt export --run runs/a --ensemble runs/b --out ens
     python -m examples.nmt evaluate --run runs/dates   # greedy and beam
     python -m examples.nmt train --data /path/fra.txt --out runs/fra
 
@@ -23,6 +27,7 @@ import sys
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 from examples.nmt import config as config_lib  # noqa: E402
+from examples.nmt import decoding_cli  # noqa: E402
 from examples.nmt import evaluate as eval_lib  # noqa: E402
 
 
@@ -95,7 +100,13 @@ def cmd_train(args):
 def cmd_export(args):
     from examples.nmt import export as export_lib
 
-    path = export_lib.export_run(args.run, args.out, args.max_output_tokens)
+    path = export_lib.export_run(
+        args.run, args.out, args.max_output_tokens,
+        ensemble=args.ensemble or (),
+        coverage_penalty=args.coverage_penalty,
+        replace_unknown=args.replace_unknown,
+        convention="tfa" if args.tfa_convention else "default",
+    )
     print(f"exported SavedModel -> {path}")
     return 0
 
@@ -119,21 +130,11 @@ def read_texts(args):
 
 def cmd_translate(args):
     from examples.nmt import demo
-    from examples.nmt import export as export_lib
 
-    texts = read_texts(args)
-    translate_fn = export_lib.load_saved_model(
-        export_lib.resolve_saved_model(args.model),
-        beam_width=args.beam_width,
-    )
-    results = eval_lib.translate_all(translate_fn, texts)
-    for text, r in zip(texts, results):
-        print(f"{text}\t{r['translation']}")
-        if args.attention:
-            print(demo.text_grid(r))
-            print()
+    grouped = decoding_cli.translate_texts(args, read_texts(args))
     if args.plot:
-        demo.save_heatmaps(list(zip(texts, results))[:4], args.plot)
+        best = [(text, hypotheses[0]) for text, hypotheses in grouped]
+        demo.save_heatmaps(best[:4], args.plot)
         print(f"attention heatmaps -> {args.plot}")
     return 0
 
@@ -191,6 +192,12 @@ def build_parser():
         "--out", default=None, help="SavedModel directory (default RUN/export)"
     )
     p.add_argument("--max-output-tokens", type=int, default=None)
+    p.add_argument(
+        "--ensemble", nargs="+", metavar="RUN", default=None,
+        help="more run directories with the same vocabularies: one "
+        "SavedModel that averages the models' probabilities",
+    )
+    decoding_cli.export_option_arguments(p)
     p.set_defaults(func=cmd_export)
 
     p = sub.add_parser("translate", help="translate with an exported model")
@@ -205,6 +212,7 @@ def build_parser():
     )
     p.add_argument("--plot", help="save attention heatmaps to this PNG")
     beam_width_argument(p, 0, "translate with")
+    decoding_cli.decoding_arguments(p)
     p.set_defaults(func=cmd_translate)
 
     p = sub.add_parser(

@@ -1,0 +1,181 @@
+"""The decoding flags of the examples' `export` and `translate` commands.
+
+Shared by `python -m examples.nmt` and `python -m examples.g2p` (both
+export `examples.nmt.translator.TranslatorModule`):
+
+- `export_option_arguments`: `--coverage-penalty`, `--replace-unknown`,
+  `--tfa-convention`, stored in the SavedModel;
+- `decoding_arguments`: `--n-best K`, `--sample` (`--temperature`,
+  `--top-k`, `--top-p`, `--seed`) and `--prefix TEXT`, which choose the
+  signature `translate_texts` calls (`nbest`, `sample`, `complete`; else
+  `serving_default` or `beam`).
+"""
+
+from examples.nmt import evaluate as eval_lib
+
+
+def export_option_arguments(parser):
+    """The decoding options stored in an exported SavedModel."""
+    parser.add_argument(
+        "--coverage-penalty", type=float, default=0.0, metavar="BETA",
+        help="GNMT coverage penalty weight of beam search (default 0: off)",
+    )
+    parser.add_argument(
+        "--replace-unknown", action="store_true",
+        help="replace each [UNK] of a translation by the source word with "
+        "the highest attention",
+    )
+    parser.add_argument(
+        "--tfa-convention", action="store_true",
+        help="length penalty as TFA's BeamSearchDecoder (the end token does "
+        "not count in the length on the step that produces it)",
+    )
+
+
+def decoding_arguments(parser):
+    """`--n-best`, `--sample` (and its settings) and `--prefix`, for the
+    `translate` commands of both examples (`translate_texts`)."""
+    group = parser.add_argument_group("decoding")
+    modes = group.add_mutually_exclusive_group()
+    modes.add_argument(
+        "--n-best", type=int, default=None, metavar="K",
+        help="print the K best translations of each input with their "
+        "scores (beam search of width K, at most 16)",
+    )
+    modes.add_argument(
+        "--sample", action="store_true",
+        help="draw the translations (see --temperature, --top-k, --top-p, "
+        "--seed)",
+    )
+    modes.add_argument(
+        "--prefix", metavar="TEXT",
+        help="translations that start with this target text (beam search "
+        "of --beam-width; greedy at 0 or 1)",
+    )
+    group.add_argument(
+        "--temperature", type=float, default=None,
+        help="with --sample: logits divided by T (default 1; 0: greedy)",
+    )
+    group.add_argument(
+        "--top-k", type=int, default=None,
+        help="with --sample: draw among the K most probable tokens "
+        "(default: all)",
+    )
+    group.add_argument(
+        "--top-p", type=float, default=None,
+        help="with --sample: draw from the nucleus of probability P "
+        "(default 1: all)",
+    )
+    group.add_argument(
+        "--seed", type=int, default=None,
+        help="with --sample: the same seed gives the same draws "
+        "(default: a new draw each time)",
+    )
+
+
+def _decoder(args, path):
+    """`(translate_fn, hypotheses per input)` of the parsed flags."""
+    import tensorflow as tf
+
+    from examples.nmt import export as export_lib
+
+    sampling = {
+        "temperature": args.temperature, "top_k": args.top_k,
+        "top_p": args.top_p, "seed": args.seed,
+    }
+    given = sorted(k for k, v in sampling.items() if v is not None)
+    if given and not args.sample:
+        raise ValueError(f"{given} need --sample. Received: {given}")
+    if args.n_best is not None:
+        if args.n_best < 1:
+            raise ValueError(
+                f"--n-best must be at least 1. Received: {args.n_best}"
+            )
+        nbest = export_lib.load_signature(path, "nbest")
+        k = tf.constant(args.n_best, tf.int32)
+
+        def translate_fn(text):
+            out = nbest(text=text, k=k)
+            flat = {
+                key: tf.reshape(v, tf.concat([[-1], tf.shape(v)[2:]], 0))
+                for key, v in out.items() if key != "source_tokens"
+            }
+            flat["source_tokens"] = tf.repeat(
+                out["source_tokens"], tf.shape(out["scores"])[1], axis=0
+            )
+            return flat
+
+        return translate_fn, min(args.n_best, export_lib.MAX_BEAM_WIDTH)
+    if args.sample:
+        top_p = 1.0 if args.top_p is None else args.top_p
+        if not 0.0 < top_p <= 1.0:
+            raise ValueError(f"--top-p must be in (0, 1]. Received: {top_p}")
+        if args.seed is not None and args.seed < 0:
+            raise ValueError(
+                f"--seed must be non-negative. Received: {args.seed}"
+            )
+        sample = export_lib.load_signature(path, "sample")
+        inputs = {
+            "temperature": tf.constant(
+                1.0 if args.temperature is None else args.temperature,
+                tf.float32,
+            ),
+            "top_k": tf.constant(args.top_k or 0, tf.int32),
+            "top_p": tf.constant(top_p, tf.float32),
+            "seed": tf.constant(
+                -1 if args.seed is None else args.seed, tf.int64
+            ),
+        }
+        return (lambda text: sample(text=text, **inputs)), 1
+    if args.prefix is not None:
+        complete = export_lib.load_signature(path, "complete")
+        width = tf.constant(max(args.beam_width, 1), tf.int32)
+
+        def translate_fn(text):
+            prefix = tf.fill(tf.shape(text), args.prefix)
+            return complete(text=text, prefix=prefix, beam_width=width)
+
+        return translate_fn, 1
+    return export_lib.load_saved_model(path, beam_width=args.beam_width), 1
+
+
+def translate_texts(args, texts):
+    """Translates `texts` as the flags of a `translate` command say
+    (`--model`, `--beam-width`, `--attention` and `decoding_arguments`) and
+    prints them:
+    `input TAB translation` a line, or with `--n-best K`, K lines
+    `input TAB rank TAB score TAB translation` per input.
+
+    Returns:
+        `[(input, [hypothesis dicts of `evaluate.translate_all`, with
+        `score`])]`.
+    """
+    from examples.nmt import demo
+    from examples.nmt import export as export_lib
+
+    translate_fn, per_text = _decoder(
+        args, export_lib.resolve_saved_model(args.model)
+    )
+    scores = []
+
+    def scored_fn(text):
+        out = translate_fn(text)
+        scores.extend(out["scores"].numpy().tolist())
+        return out
+
+    results = eval_lib.translate_all(scored_fn, texts)
+    grouped = []
+    for i, text in enumerate(texts):
+        hypotheses = results[i * per_text : (i + 1) * per_text]
+        for rank, r in enumerate(hypotheses):
+            r["score"] = scores[i * per_text + rank]
+            if args.n_best is not None:
+                print(f"{text}\t{rank + 1}\t{r['score']:.4f}\t"
+                      f"{r['translation']}")
+            else:
+                print(f"{text}\t{r['translation']}")
+            if args.attention:
+                print(demo.text_grid(r))
+                print()
+        grouped.append((text, hypotheses))
+    return grouped

@@ -1,0 +1,335 @@
+"""`TranslatorModule`: the `tf.Module` that the examples export.
+
+It holds the source and target processors (`examples.nmt.text` or
+`examples.g2p.text`) and one trained `model.Seq2Seq` (or an ensemble of
+them), and each of its `tf.function`s goes from a batch of raw strings to
+translations with TensorFlow ops only, through one decoder of
+`keras_attention.decoding`. `examples.nmt.export` saves it with one
+signature per function (see docs/nmt.md, "Serving").
+"""
+
+import keras
+import tensorflow as tf
+
+from examples.nmt import serving_ops
+from examples.nmt import text as text_lib
+from keras_attention.decoding import beam_search_decode
+from keras_attention.decoding import beam_search_nbest
+from keras_attention.decoding import ensemble_state
+from keras_attention.decoding import ensemble_step
+from keras_attention.decoding import greedy_decode
+from keras_attention.decoding import sample_decode
+
+# Longest translation, in target tokens (`[END]` included). Each sentence is
+# also limited to `2 * source_tokens + 10` (every decoder).
+MAX_OUTPUT_TOKENS = 64
+# Beam widths (and the `k` of `nbest`) are clamped to [1, MAX_BEAM_WIDTH],
+# so one request cannot allocate `batch * width * vocab` scores without
+# bound.
+MAX_BEAM_WIDTH = 16
+# GNMT length penalty alpha of beam search (`score = log P / lp(|Y|)`).
+LENGTH_PENALTY = 0.6
+# Tokens a `complete` translation may have after its prefix, at least.
+PREFIX_ROOM = 10
+
+_TEXT = tf.TensorSpec([None], tf.string, name="text")
+
+
+def _int(name):
+    return tf.TensorSpec([], tf.int32, name=name)
+
+
+def _clamp(width):
+    return tf.clip_by_value(width, 1, MAX_BEAM_WIDTH)
+
+
+def _merge_copies(x):
+    """`(batch, k, ...)` -> `(batch * k, ...)`."""
+    return tf.reshape(x, tf.concat([[-1], tf.shape(x)[2:]], axis=0))
+
+
+def _split_copies(x, k):
+    """`(batch * k, ...)` -> `(batch, k, ...)`."""
+    return tf.reshape(x, tf.concat([[-1, k], tf.shape(x)[1:]], axis=0))
+
+
+class TranslatorModule(tf.Module):
+    """Raw strings in, translations, tokens and attention out.
+
+    Args:
+        seq2seq: A trained `model.Seq2Seq`, or a sequence of them over the
+            same vocabularies: an ensemble, whose step averages the members'
+            probabilities (`keras_attention.decoding.ensemble_step`).
+        source_processor: `text.TextProcessor` of the source side.
+        target_processor: `text.TextProcessor` of the target side.
+        max_output_tokens: Longest translation in tokens. Defaults to
+            `MAX_OUTPUT_TOKENS`.
+        length_penalty: GNMT `alpha` of beam search. Defaults to
+            `LENGTH_PENALTY`.
+        coverage_penalty: GNMT `beta` of beam search (`beam`, `nbest`,
+            `complete`); `0` disables it. Defaults to `0.0`.
+        convention: `"default"` or `"tfa"`: whether beam search counts the
+            end token in the length penalty as we do or as TFA's
+            `BeamSearchDecoder` (see
+            `keras_attention.decoding.beam_search_decode`). Defaults to
+            `"default"`.
+        replace_unknown: Whether each `[UNK]` of an output is replaced by
+            the source word with the highest attention. Defaults to
+            `False`.
+    """
+
+    def __init__(
+        self,
+        seq2seq,
+        source_processor,
+        target_processor,
+        max_output_tokens=MAX_OUTPUT_TOKENS,
+        length_penalty=LENGTH_PENALTY,
+        coverage_penalty=0.0,
+        convention="default",
+        replace_unknown=False,
+    ):
+        super().__init__(name="translator")
+        members = (
+            list(seq2seq) if isinstance(seq2seq, (list, tuple)) else [seq2seq]
+        )
+        if not members:
+            raise ValueError(
+                "`seq2seq` must be a model or a non-empty sequence of "
+                f"models. Received: seq2seq={seq2seq!r}"
+            )
+        self.seq2seq = members[0]
+        self.members = members
+        self.source_processor = source_processor
+        self.target_processor = target_processor
+        self.max_output_tokens = max_output_tokens
+        self.length_penalty = length_penalty
+        self.coverage_penalty = float(coverage_penalty)
+        self.convention = convention
+        self.replace_unknown = bool(replace_unknown)
+        # The `sample` signature's random state, re-seeded by `seed >= 0`.
+        self.seed_generator = keras.random.SeedGenerator(0)
+        # Track the variables, not the Keras objects: saving a tracked Keras
+        # model also traces and stores the model's own `serving_default`,
+        # which the signatures here do not use (and which failed for the
+        # step-wise model while `AttentionRNN` could not be traced with
+        # unknown lengths).
+        self.model_variables = [
+            v.value for m in members for v in m.training_model.variables
+        ]
+        self.seed_state = [self.seed_generator.state.value]
+
+    # No autograph: the decoding loop is an explicit while loop and every
+    # Python `if` here is on configuration, not on tensors.
+    @tf.function(input_signature=[_TEXT], autograph=False)
+    def translate(self, text):
+        """Translates a batch of strings greedily.
+
+        Returns:
+            A dict: `translation` `(batch,)` string; `source_tokens`
+            `(batch, S)` and `target_tokens` `(batch, L)` strings (padded
+            with `""`, without `[START]`; the source ends with `[END]`, the
+            target stops before it); `attention` `(batch, L, S)` float32,
+            row `t` the weights used to emit target token `t`;
+            `target_lengths` `(batch,)` int32; `scores` and `log_probs`
+            `(batch,)` float32, the log-probability of the translation.
+        """
+        return self._run(text, greedy_decode)
+
+    @tf.function(input_signature=[_TEXT, _int("beam_width")], autograph=False)
+    def translate_beam(self, text, beam_width):
+        """Translates a batch of strings with beam search.
+
+        `beam_width` is clamped to `[1, MAX_BEAM_WIDTH]`; width 1 gives the
+        greedy translations. Sentences are decoded independently of the
+        rest of the batch.
+
+        Returns:
+            The outputs of `translate`, for the best hypothesis of each
+            sentence; `scores` is its length-normalised score
+            `log_probs / ((5 + n) / 6) ** length_penalty` (`n` tokens,
+            `[END]` included), plus the coverage penalty when set, by which
+            the beams were ranked.
+        """
+        return self._run(text, self._beam_decoder(_clamp(beam_width)))
+
+    @tf.function(input_signature=[_TEXT, _int("k")], autograph=False)
+    def translate_nbest(self, text, k):
+        """The `k` best translations of each string: beam search of width
+        `k`, clamped to `[1, MAX_BEAM_WIDTH]`.
+
+        Returns:
+            The outputs of `translate_beam` with a `k` axis after the batch
+            axis, best first: `translation`, `scores`, `log_probs`,
+            `target_lengths` `(batch, k)`, `target_tokens` `(batch, k, L)`,
+            `attention` `(batch, k, L, S)`; `source_tokens` `(batch, S)`.
+            `[:, 0]` is the `beam` signature's result at width `k`.
+        """
+        k = _clamp(k)
+        options = self._beam_options()
+
+        def decode(*inputs, **more):
+            return beam_search_nbest(*inputs, n_best=k, **options, **more)
+
+        return self._run(text, decode, copies=k)
+
+    @tf.function(
+        input_signature=[
+            _TEXT,
+            tf.TensorSpec([], tf.float32, name="temperature"),
+            _int("top_k"),
+            tf.TensorSpec([], tf.float32, name="top_p"),
+            tf.TensorSpec([], tf.int64, name="seed"),
+        ],
+        autograph=False,
+    )
+    def translate_sample(self, text, temperature, top_k, top_p, seed):
+        """Draws one translation of each string.
+
+        Every next token is drawn from the model's distribution with the
+        logits divided by `temperature` (`<= 0`: greedy decoding), cut to
+        the `top_k` most probable tokens (`<= 0`: no limit), then to the
+        nucleus of probability `top_p` (`>= 1`: no limit). A `seed >= 0`
+        gives the same draws for the same inputs; a negative `seed` a new
+        draw at every call (from a random state variable of the module,
+        which concurrent calls share).
+
+        Returns:
+            The outputs of `translate`; `scores` and `log_probs` are the
+            log-probability of the drawn translation under the sampling
+            distribution (after temperature and filtering).
+        """
+        state = self.seed_generator.state
+        seeded = tf.cast(tf.stack([seed, tf.zeros_like(seed)]), state.dtype)
+        # Runs before the draw: a tf.function orders the ops of one
+        # variable as written.
+        state.assign(tf.where(seed >= 0, seeded, state.value))
+
+        def decode(step, *inputs, **more):
+            def filtered(tokens, state):
+                log_probs, state, attention = step(tokens, state)
+                logits = serving_ops.sampling_logits(
+                    log_probs, temperature, top_k, top_p
+                )
+                return logits, state, attention
+
+            return sample_decode(
+                filtered, *inputs, seed=self.seed_generator,
+                from_logits=True, **more,
+            )
+
+        return self._run(text, decode)
+
+    @tf.function(
+        input_signature=[
+            _TEXT,
+            tf.TensorSpec([None], tf.string, name="prefix"),
+            _int("beam_width"),
+        ],
+        autograph=False,
+    )
+    def translate_complete(self, text, prefix, beam_width):
+        """Translations that start with a given target prefix.
+
+        `prefix[b]` is a raw target string, tokenized by the target
+        processor (without `[END]`; `""`: no constraint); every hypothesis
+        of sentence `b` starts with its tokens. A `prefix` of one string
+        applies to every text. Beam search of width
+        `beam_width` (clamped to `[1, MAX_BEAM_WIDTH]`; `1` is greedy
+        decoding). The length limit leaves `PREFIX_ROOM` tokens after the
+        prefix (within `max_output_tokens`).
+
+        Returns:
+            The outputs of `translate_beam`.
+        """
+        # One prefix for the whole batch, or one per text.
+        prefix = tf.broadcast_to(prefix, tf.shape(text))
+        ids = self.target_processor.tokenize(prefix)[:, 1:-1]  # no START/END
+        lengths = tf.cast(ids.row_lengths(), tf.int32)
+        # One column at least, for a batch of empty prefixes.
+        ids = tf.concat(
+            [
+                tf.cast(ids.to_tensor(text_lib.PAD_ID), tf.int32),
+                tf.fill([tf.shape(prefix)[0], 1], text_lib.PAD_ID),
+            ],
+            axis=1,
+        )
+        return self._run(
+            text, self._beam_decoder(_clamp(beam_width)),
+            prefix=(ids, lengths),
+        )
+
+    # ------------------------------------------------------------------
+
+    def _beam_options(self):
+        return {
+            "length_penalty": self.length_penalty,
+            "coverage_penalty": self.coverage_penalty,
+            "convention": self.convention,
+        }
+
+    def _beam_decoder(self, width):
+        options = self._beam_options()
+
+        def decode(*inputs, **more):
+            return beam_search_decode(
+                *inputs, beam_width=width, **options, **more
+            )
+
+        return decode
+
+    def _step(self):
+        if len(self.members) == 1:
+            return self.seq2seq.step
+        return ensemble_step([m.step for m in self.members])
+
+    def _encode(self, source_dense):
+        states = [m.encode(source_dense) for m in self.members]
+        return states[0] if len(states) == 1 else ensemble_state(*states)
+
+    def _run(self, text, decode, copies=None, prefix=None):
+        """The body of every signature: tokenize, encode, `decode(step_fn,
+        start, state, end, max_length, **prefix)`, format the outputs.
+
+        `copies` is `None`, or the number of hypotheses per sentence of a
+        decoder whose outputs are `(batch, copies, ...)`.
+        """
+        # An empty batch cannot go through the encoder RNN (TensorFlow's
+        # loop cannot stack zero rows of an unknown shape): one extra empty
+        # string is decoded with the batch and dropped from the results.
+        num_texts = tf.shape(text)[0]
+        padded_text = tf.concat([text, tf.constant([""])], axis=0)
+        source_ids = self.source_processor.tokenize(padded_text)
+        source_dense = tf.cast(source_ids.to_tensor(text_lib.PAD_ID), tf.int32)
+        state = self._encode(source_dense)
+        batch = tf.shape(source_dense)[0]
+        start = tf.fill([batch], tf.constant(text_lib.START_ID, tf.int32))
+        source_lengths = tf.reduce_sum(
+            tf.cast(source_dense != text_lib.PAD_ID, tf.int32), axis=1
+        )
+        limit = 2 * source_lengths + 10
+        options = {}
+        if prefix is not None:
+            ids, lengths = prefix
+            ids = tf.concat([ids, tf.zeros_like(ids[:1])], axis=0)
+            lengths = tf.concat([lengths, [0]], axis=0)
+            limit = tf.maximum(limit, lengths + PREFIX_ROOM)
+            options = {"prefix": ids, "prefix_lengths": lengths}
+        max_length = tf.minimum(limit, self.max_output_tokens)
+        decoded = decode(
+            self._step(), start, state, text_lib.END_ID, max_length,
+            **options,
+        )
+        decoded = {k: v[:num_texts] for k, v in decoded.items()}
+        if copies is not None:
+            decoded = {k: _merge_copies(v) for k, v in decoded.items()}
+        outputs = serving_ops.format_outputs(
+            decoded, text, source_ids[:num_texts], self.source_processor,
+            self.target_processor, copies, self.replace_unknown,
+        )
+        if copies is not None:
+            outputs = {
+                k: v if k == "source_tokens" else _split_copies(v, copies)
+                for k, v in outputs.items()
+            }
+        return outputs
