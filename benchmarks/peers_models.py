@@ -1,0 +1,263 @@
+"""The models of `benchmarks.peers` (ours and the TF tutorial's).
+
+At the sizes `benchmarks.peers.SIZES` gives: the step-wise model
+(`AttentionRNN(AttentionWrapper(LSTMCell, score))` with input feeding and
+TFA's linear attention layer), the sequence-mode model (LSTM decoder +
+attention + `AttentionalOutput`), the TF tutorial's model (bidirectional
+GRU, one-head `MultiHeadAttention`), one `tf.function` train step, and the
+`Translator` module whose exported greedy, beam, n-best, coverage and
+ensemble signatures are timed against TFA's decoders.
+"""
+
+import keras
+import numpy as np
+import tensorflow as tf
+
+import keras_attention as ka
+
+END_TOKEN = 2
+START_TOKEN = 1
+# GNMT beta of the `coverage` decoder.
+COVERAGE_PENALTY = 0.2
+
+def _attention(score, units):
+    if score == "luong":
+        return ka.MultiplicativeAttention(use_scale=True)
+    return ka.AdditiveAttention(units, normalize=True)
+
+
+def _output_bias(vocab):
+    bias = np.zeros([vocab], "float32")
+    bias[END_TOKEN] = -1e4
+    return keras.initializers.Constant(bias)
+
+
+def encoder(sizes, source):
+    x = keras.layers.Embedding(sizes["vocab"], sizes["embedding_dim"])(source)
+    return keras.layers.LSTM(
+        sizes["units"], return_sequences=True, return_state=True
+    )(x)
+
+
+def stepwise_parts(sizes, score):
+    """The step-wise decoder's layers: embedding, wrapper, projection."""
+    units = sizes["units"]
+    wrapper = ka.AttentionWrapper(
+        keras.layers.LSTMCell(units),
+        _attention(score, units),
+        attention_layer_size=units,
+        attention_activation=None,  # TFA's attention layer is linear
+    )
+    embedding = keras.layers.Embedding(sizes["vocab"], sizes["embedding_dim"])
+    projection = keras.layers.Dense(
+        sizes["vocab"], bias_initializer=_output_bias(sizes["vocab"])
+    )
+    return embedding, wrapper, projection
+
+
+def stepwise_model(sizes, score):
+    """The training model and the layers the translator reuses."""
+    source = keras.Input((None,), dtype="int32", name="source")
+    target = keras.Input((None,), dtype="int32", name="target")
+    encoder_model = keras.Model(source, encoder(sizes, source))
+    memory, h, c = encoder_model(source)
+    embedding, wrapper, projection = stepwise_parts(sizes, score)
+    outputs, _ = ka.AttentionRNN(wrapper)(
+        embedding(target), memory, initial_state=[h, c]
+    )
+    model = keras.Model([source, target], projection(outputs))
+    return model, (encoder_model, embedding, wrapper, projection)
+
+
+def sequence_model(sizes, score):
+    units = sizes["units"]
+    source = keras.Input((None,), dtype="int32", name="source")
+    target = keras.Input((None,), dtype="int32", name="target")
+    memory, h, c = encoder(sizes, source)
+    y = keras.layers.Embedding(sizes["vocab"], sizes["embedding_dim"])(target)
+    decoded = keras.layers.LSTM(units, return_sequences=True)(
+        y, initial_state=[h, c]
+    )
+    context, _ = _attention(score, units)(decoded, memory)
+    attentional = ka.AttentionalOutput(units)(context, decoded)
+    logits = keras.layers.Dense(sizes["vocab"])(attentional)
+    return keras.Model([source, target], logits)
+
+
+def tutorial_model(sizes):
+    """The TF "NMT with attention" tutorial's model (GRU, one-head MHA)."""
+    units = sizes["units"]
+    source = keras.Input((None,), dtype="int32", name="source")
+    target = keras.Input((None,), dtype="int32", name="target")
+    x = keras.layers.Embedding(sizes["vocab"], units)(source)
+    memory = keras.layers.Bidirectional(
+        keras.layers.GRU(units, return_sequences=True), merge_mode="sum"
+    )(x)
+    y = keras.layers.Embedding(sizes["vocab"], units)(target)
+    decoded = keras.layers.GRU(units, return_sequences=True)(y)
+    attended = keras.layers.MultiHeadAttention(num_heads=1, key_dim=units)(
+        query=decoded, value=memory
+    )
+    hidden = keras.layers.LayerNormalization()(
+        keras.layers.Add()([decoded, attended])
+    )
+    logits = keras.layers.Dense(sizes["vocab"])(hidden)
+    return keras.Model([source, target], logits)
+
+
+def train_step(model):
+    """One `tf.function` step: Adam on the masked cross-entropy."""
+    optimizer = keras.optimizers.Adam()
+    loss_fn = keras.losses.SparseCategoricalCrossentropy(
+        from_logits=True, reduction=None
+    )
+
+    @tf.function
+    def step(source, target_in, target_out):
+        with tf.GradientTape() as tape:
+            logits = model([source, target_in], training=True)
+            mask = tf.cast(target_out != 0, "float32")
+            loss = tf.reduce_sum(loss_fn(target_out, logits) * mask)
+            loss = loss / tf.reduce_sum(mask)
+        variables = model.trainable_variables
+        grads = tape.gradient(loss, variables)
+        optimizer.apply_gradients(zip(grads, variables))
+        return loss
+
+    return step
+
+
+_SOURCE = tf.TensorSpec([None, None], tf.int32)
+
+
+def batch_of(sizes, batch, seed=0):
+    rng = np.random.default_rng(seed)
+    v = sizes["vocab"]
+    return tuple(
+        tf.constant(rng.integers(3, v, size=(batch, length)), "int32")
+        for length in (
+            sizes["source_length"],
+            sizes["target_length"],
+            sizes["target_length"],
+        )
+    )
+
+
+class Translator(tf.Module):
+    """Our step-wise model's encoder and decoder over token ids, for export.
+
+    `ensemble` is a list of more `(model, parts)` of `stepwise_model`: the
+    `ensemble` signature decodes with all the models at once
+    (`keras_attention.decoding.ensemble_step`).
+    """
+
+    def __init__(self, sizes, model, parts, ensemble=()):
+        super().__init__(name="translator")
+        self.sizes = sizes
+        self.members = [parts] + [p for _, p in ensemble]
+        self.tracked = [
+            v.value for m in [model] + [m for m, _ in ensemble]
+            for v in m.variables
+        ]
+
+    @staticmethod
+    def _member_start(parts, source):
+        encoder, _, wrapper, _ = parts
+        memory, h, c = encoder(source)
+        return wrapper.get_initial_state(memory, cell_state=[h, c])
+
+    @staticmethod
+    def _member_step(parts):
+        _, embedding, wrapper, projection = parts
+
+        def step(tokens, state):
+            output, state, weights = wrapper.step(embedding(tokens), state)
+            return tf.nn.log_softmax(projection(output)), state, weights
+
+        return step
+
+    def _start(self, source):
+        return (
+            tf.fill([tf.shape(source)[0]], START_TOKEN),
+            self._member_start(self.members[0], source),
+        )
+
+    def step(self, tokens, state):
+        return self._member_step(self.members[0])(tokens, state)
+
+    def _beam(self, source, **options):
+        start, state = self._start(source)
+        return ka.beam_search_decode(
+            self.step, start, state, end_token=END_TOKEN,
+            max_length=self.sizes["decode_length"],
+            beam_width=self.sizes["beam_width"], length_penalty=0.6,
+            **options,
+        )
+
+    @tf.function(input_signature=[_SOURCE], autograph=False)
+    def greedy(self, source):
+        start, state = self._start(source)
+        out = ka.greedy_decode(
+            self.step, start, state, end_token=END_TOKEN,
+            max_length=self.sizes["decode_length"],
+        )
+        return {"tokens": out["tokens"]}
+
+    @tf.function(input_signature=[_SOURCE], autograph=False)
+    def beam(self, source):
+        return {"tokens": self._beam(source)["tokens"]}
+
+    @tf.function(input_signature=[_SOURCE], autograph=False)
+    def coverage(self, source):
+        """Beam search with GNMT's coverage penalty (the attention sums
+        travel in the beam state)."""
+        out = self._beam(source, coverage_penalty=COVERAGE_PENALTY)
+        return {"tokens": out["tokens"]}
+
+    @tf.function(input_signature=[_SOURCE], autograph=False)
+    def nbest(self, source):
+        """Every beam, `(batch, beam_width, L)` tokens, scores, attention."""
+        start, state = self._start(source)
+        out = ka.decoding.beam_search_nbest(
+            self.step, start, state, end_token=END_TOKEN,
+            max_length=self.sizes["decode_length"],
+            n_best=self.sizes["beam_width"], length_penalty=0.6,
+        )
+        return {k: out[k] for k in ("tokens", "scores", "attention")}
+
+    @tf.function(input_signature=[_SOURCE], autograph=False)
+    def ensemble(self, source):
+        """Beam search over the members' averaged probabilities."""
+        step = ka.decoding.ensemble_step(
+            [self._member_step(p) for p in self.members]
+        )
+        state = ka.decoding.ensemble_state(
+            *[self._member_start(p, source) for p in self.members]
+        )
+        out = ka.beam_search_decode(
+            step, tf.fill([tf.shape(source)[0]], START_TOKEN), state,
+            end_token=END_TOKEN, max_length=self.sizes["decode_length"],
+            beam_width=self.sizes["beam_width"], length_penalty=0.6,
+        )
+        return {"tokens": out["tokens"]}
+
+
+def sequence_step_flops(sizes):
+    """Matmul FLOPs of one sequence-mode (Luong) training step.
+
+    Forward: encoder and decoder LSTMs, the key projection, scores and
+    context, the attentional layer and the vocabulary projection; the
+    backward pass costs twice the forward.
+    """
+    b, s, t = sizes["batch"], sizes["source_length"], sizes["target_length"]
+    e, u, v = sizes["embedding_dim"], sizes["units"], sizes["vocab"]
+    lstm = 2 * 4 * u * (e + u)
+    forward = (
+        b * s * lstm
+        + b * t * lstm
+        + 2 * b * s * u * u
+        + 2 * 2 * b * t * s * u
+        + 2 * b * t * 2 * u * u
+        + 2 * b * t * u * v
+    )
+    return 3 * forward
