@@ -26,7 +26,10 @@ from examples.nmt.data import DATA_FORMATS
 from examples.nmt.readers import DIRECTIONS
 
 MODEL_TYPES = ("luong", "stepwise")
-SCORES = ("dot", "general", "additive")
+SCORES = ("dot", "general", "additive", "location", "monotonic")
+# Scores whose weights depend on the previous step's alignment
+# (`keras_attention` stateful layers): step-wise decoder only.
+STATEFUL_SCORES = ("location", "monotonic")
 CELLS = ("lstm", "gru")
 
 
@@ -107,7 +110,11 @@ class ModelConfig:
             vocabulary is learned (`train` sets it).
         target_vocab_size: Same, for the target side.
         model: `"luong"` (sequence mode) or `"stepwise"` (input feeding).
-        score: `"dot"`, `"general"` or `"additive"`.
+        score: `"dot"`, `"general"`, `"additive"` (Bahdanau),
+            `"location"` (`LocationSensitiveAttention`) or `"monotonic"`
+            (`BahdanauMonotonicAttention`, mode `"parallel"` in training
+            and decoding). The last two are stateful: `model="stepwise"`
+            only.
         cell: `"lstm"` or `"gru"`.
         bidirectional: Whether the encoder is bidirectional.
         embedding_dim: Size of the token embeddings.
@@ -116,8 +123,8 @@ class ModelConfig:
         decoder_layers: Number of stacked decoder RNNs.
         dropout: Dropout rate on embeddings, between layers and on the
             attentional output.
-        attention_units: Hidden size of the additive score (defaults to the
-            decoder units).
+        attention_units: Hidden size of the additive, location and
+            monotonic scores (defaults to the decoder units).
         bridge: Whether the encoder's final states initialise the decoder.
             Without the bridge the decoder starts from zeros and can only
             learn about the source through the attention, which makes the
@@ -141,7 +148,8 @@ class ModelConfig:
     decoder_layers: int = option(1, "stacked decoder RNNs")
     dropout: float = option(0.1, "dropout rate")
     attention_units: Optional[int] = option(
-        None, "hidden size of the additive score", type=int
+        None, "hidden size of the additive, location and monotonic scores",
+        type=int,
     )
     bridge: bool = option(
         True, "initialise the decoder with the encoder's final states"
@@ -159,6 +167,13 @@ class ModelConfig:
                     f"`{name}` must be one of {allowed}. "
                     f"Received: {name}={value!r}"
                 )
+        if self.score in STATEFUL_SCORES and self.model != "stepwise":
+            raise ValueError(
+                f"`score={self.score!r}` is stateful (it needs the previous "
+                "step's alignment) and runs only in the step-wise decoder: "
+                "expected model='stepwise'. Received: "
+                f"model={self.model!r}"
+            )
         for name in (
             "source_vocab_size",
             "target_vocab_size",

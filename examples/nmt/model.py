@@ -15,9 +15,13 @@ Two decoders, chosen by `ModelConfig.model`:
   `keras_attention.AttentionRNN` in training and step by step
   (`AttentionWrapper.step`) in decoding.
 
-The hyper-parameters are a `config.ModelConfig`. The score is any of the
-three layers of `keras_attention`: `"dot"`, `"general"` (multiplicative) or
-`"additive"` (Bahdanau). The encoder is a
+The hyper-parameters are a `config.ModelConfig`. The score is one of the
+layers of `keras_attention`: `"dot"`, `"general"` (multiplicative),
+`"additive"` (Bahdanau), or, with the step-wise decoder only (they carry
+the previous step's alignment), `"location"` (location-sensitive) and
+`"monotonic"` (Bahdanau monotonic, mode `"parallel"` in training and in
+decoding, as in TFA: the same expected alignment everywhere; `"hard"`
+decoding would need training with `sigmoid_noise`). The encoder is a
 stack of LSTM or GRU layers, optionally bidirectional; the decoder has as
 many units as the encoder output (`units`, doubled when bidirectional) so
 that the dot score applies and the encoder's final states (forward and
@@ -45,9 +49,20 @@ def make_attention(config):
         return keras_attention.DotAttention(name="attention")
     if config.score == "general":
         return keras_attention.MultiplicativeAttention(name="attention")
-    return keras_attention.AdditiveAttention(
-        units=config.attention_units or config.decoder_units, name="attention"
-    )
+    units = config.attention_units or config.decoder_units
+    if config.score == "location":
+        # Tacotron 2's location features (previous and cumulative weights).
+        return keras_attention.LocationSensitiveAttention(
+            units=units, name="attention"
+        )
+    if config.score == "monotonic":
+        # Raffel et al.'s normalised energy. The parallel (expected)
+        # alignment serves training and decoding alike: without sigmoid
+        # noise in training, hard decoding would not match what was trained.
+        return keras_attention.BahdanauMonotonicAttention(
+            units=units, normalize=True, mode="parallel", name="attention"
+        )
+    return keras_attention.AdditiveAttention(units=units, name="attention")
 
 
 def _rnn(config, units, name):
