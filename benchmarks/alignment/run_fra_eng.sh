@@ -33,10 +33,10 @@ fi
 #    the test split (README of the gold).
 train() {
     timeout 900 $PY -m examples.nmt train --data "$D/fra_shuf.txt" \
-        --max-examples $N --epochs $EPOCHS --verbose 2 "$@"
+        --data-format anki --max-examples $N --epochs $EPOCHS --verbose 2 "$@"
 }
+[ -n "${SKIP_EN_FR:-}" ] || train --out "$D/en_fr" --direction from-english
 train --out "$D/fr_en"
-train --out "$D/en_fr" --direction from-english
 train --out "$D/fr_en_guided" --guided-alignment "$D/eflomal_shuf.align"
 
 # 4. Teacher-forced attention on the gold pairs -> Pharaoh -> AER.
@@ -58,3 +58,19 @@ for r in fr_en fr_en_guided; do
     $PY -m examples.nmt evaluate --run "$D/$r" --beam-width 0 \
         --max-examples 1000
 done
+
+# 6. Unsupervised, with the dates demo's fix (embeddings as attention
+#    values, [END] not attended): each direction and symmetrized.
+if [ -z "${SKIP_EMB:-}" ]; then
+FIX="--attention-values embedding --no-attend-source-end"
+train --out "$D/fr_en_emb" $FIX
+align --run "$D/fr_en_emb" --out "$D/fr_en_emb.align"
+score fr_en_emb
+train --out "$D/en_fr_emb" --direction from-english $FIX
+align --reverse-run "$D/en_fr_emb" --out "$D/en_fr_emb.align"
+align --run "$D/fr_en_emb" --reverse-run "$D/en_fr_emb" \
+    --out "$D/sym_emb.align"
+for m in en_fr_emb sym_emb; do score $m; done
+$PY -m examples.nmt evaluate --run "$D/fr_en_emb" --beam-width 0 \
+    --max-examples 1000
+fi

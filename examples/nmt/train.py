@@ -192,6 +192,13 @@ def fit(
         `(seq2seq, history dict)`; the run directory holds the checkpoints,
         the final weights and `history.json`.
     """
+    if bool(train_config.guided_alignment) != (links is not None):
+        raise ValueError(
+            "`links` must be given exactly when `guided_alignment` is set "
+            "(`train` reads them). Received: guided_alignment="
+            f"{train_config.guided_alignment!r}, links "
+            f"{'given' if links is not None else 'not given'}"
+        )
     train_ds = pipeline.make_dataset(
         splits["train"], source, target, train_config.batch_size,
         shuffle=True, bucket_boundaries=train_config.bucket_boundaries,
