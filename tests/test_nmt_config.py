@@ -33,7 +33,8 @@ def test_demo_defaults_are_the_demo_settings():
     demo = parse(["demo"])
     assert demo == config_lib.replace(DEFAULTS, config_lib.DEMO_SETTINGS)
     assert demo[3].epochs == config_lib.DEMO_SETTINGS["train"]["epochs"]
-    assert demo[2].bridge is False
+    assert demo[2].bridge is True
+    assert demo[2].attention_values == "embedding"
     # A flag still overrides a demo setting.
     assert parse(["demo", "--epochs", "2", "--bridge"])[3].epochs == 2
     assert parse(["demo", "--bridge"])[2].bridge is True

@@ -16,8 +16,11 @@ def test_word_groups_join_wordpieces_and_skip_specials():
     tokens = ["[START]", "vend", "##redi", "20", "oct", "##o", "##bre", "[END]", ""]
     assert align.word_groups(tokens) == [[1, 2], [3], [4, 5, 6]]
     assert align.word_groups([b"a", b"##b"]) == [[0, 1]]
-    # A "##" piece after a special token starts a word of its own.
-    assert align.word_groups(["[UNK]", "##x"]) == [[1]]
+    # The library rule (keras_attention.alignment): [UNK] is a word (it
+    # stands for a word of the text), so a "##" piece after it continues it;
+    # after a special token a "##" piece starts a word.
+    assert align.word_groups(["[UNK]", "##x"]) == [[0, 1]]
+    assert align.word_groups(["[START]", "##x"]) == [[1]]
 
 
 def test_word_attention_by_hand():

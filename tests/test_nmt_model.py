@@ -75,6 +75,12 @@ CONFIGS = [
     dict(model="luong", score="additive", cell="lstm", bidirectional=True, bridge=False),
     dict(model="stepwise", score="dot", cell="lstm", bidirectional=False, bridge=False),
     dict(model="stepwise", score="general", cell="gru", bidirectional=False, decoder_layers=2),
+    # The dates demo's month fix (issue 16): embeddings as values or keys,
+    # the source [END] not attended.
+    dict(model="luong", score="general", attention_values="embedding", attend_source_end=False),
+    dict(model="luong", score="additive", attention_keys="embedding", bridge=False),
+    dict(model="luong", score="general", attention_keys="embedding", attention_values="embedding"),
+    dict(model="stepwise", score="general", attend_source_end=False),
 ]
 
 

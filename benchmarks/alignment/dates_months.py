@@ -38,7 +38,7 @@ def field_of(word: str) -> str:
 
 
 def fresh_dates(num: int, seed: int):
-    from examples.nmt import data as data_lib
+    from examples.nmt import dates as data_lib
 
     rng = random.Random(seed)
     first = datetime.date(1900, 1, 1).toordinal()
@@ -92,7 +92,7 @@ def main(argv=None):
 
     import tensorflow as tf
 
-    from examples.nmt import train as train_lib
+    from examples.nmt import run as train_lib
     from keras_attention import alignment as al
 
     seq2seq, source, target, _ = train_lib.load_trained(args.run)

@@ -1,9 +1,11 @@
 """Attention as word alignment in the NMT example.
 
-- Sub-words are grouped into words (a `##` piece continues the word before
-  it; reserved tokens belong to no word); the attention of a target word
-  on a source word is the mean over the target word's pieces of the summed
-  weights on the source word's pieces (`word_attention`).
+- Sub-words are grouped into words by the library
+  (`keras_attention.alignment.word_groups`: a `##` piece continues the word
+  before it; `[PAD]`, `[START]`, `[END]` belong to no word, `[UNK]` is a
+  word); the attention of a target word on a source word is the mean over
+  the target word's pieces of the summed weights on the source word's
+  pieces (`word_attention`).
 - Alignment accuracy (dates data, whose true alignments are known): the
   share of aligned target words whose highest attention falls on a true
   source word; target words with no counterpart (punctuation) are not
@@ -11,6 +13,9 @@
   (`date_groups`: per field, weekday, day, month, year, and per month).
 - `teacher_forced_attention`: the attention of a trained model fed given
   reference translations.
+- Whitespace words (the words of Pharaoh files, `guided_alignment` and the
+  `align` command) and the model's tokens: `whitespace.py`;
+  `attention_word_links` and `align_run` give argmax links over them.
 """
 
 from typing import List
@@ -20,11 +25,14 @@ from typing import Tuple
 import keras
 import numpy as np
 
-from examples.nmt import text as text_lib
 from examples.nmt.corpus import pretokenize
+from examples.nmt.whitespace import piece_counts
+from examples.nmt.whitespace import token_links  # noqa: F401
+from examples.nmt.whitespace import token_room
+from examples.nmt.whitespace import whitespace_attention
+from examples.nmt.whitespace import word_positions
+from keras_attention import alignment as al
 from keras_attention.checks import check_positive_int
-
-_SPECIAL = set(text_lib.RESERVED_TOKENS) | {""}
 
 
 def token_str(token):
@@ -32,49 +40,11 @@ def token_str(token):
     return token.decode("utf-8") if isinstance(token, bytes) else str(token)
 
 
-def word_groups(tokens):
-    """Groups sub-word tokens into words.
-
-    Args:
-        tokens: Sequence of token strings (bytes or str). Reserved tokens
-            and `""` padding belong to no word.
-
-    Returns:
-        A list with, for each word, the list of its token positions.
-
-    >>> word_groups(["[START]", "vend", "##redi", "20", "[END]", ""])
-    [[1, 2], [3]]
-    """
-    groups = []
-    for i, token in enumerate(tokens):
-        token = token_str(token)
-        if token in _SPECIAL:
-            continue
-        if token.startswith("##") and groups and groups[-1][-1] == i - 1:
-            groups[-1].append(i)
-        else:
-            groups.append([i])
-    return groups
-
-
-def word_attention(weights, source_tokens, target_tokens):
-    """Word-level attention `(target_words, source_words)`.
-
-    Args:
-        weights: `(T, S)` attention, row `t` for target token `t`, column
-            `s` for source token `s`.
-        source_tokens: The `S` source token strings.
-        target_tokens: The `T` target token strings.
-    """
-    weights = np.asarray(weights, dtype=np.float64)
-    source_words = word_groups(source_tokens)
-    target_words = word_groups(target_tokens)
-    out = np.zeros((len(target_words), len(source_words)))
-    for i, t_pieces in enumerate(target_words):
-        rows = weights[t_pieces]  # (pieces, S)
-        for j, s_pieces in enumerate(source_words):
-            out[i, j] = rows[:, s_pieces].sum(axis=1).mean()
-    return out
+# The library's rule (`keras_attention.alignment.subwords`): `##` pieces
+# continue a word, `[PAD]`, `[START]`, `[END]` and `""` belong to no word,
+# `[UNK]` is a word (it stands for a word of the text).
+word_groups = al.word_groups
+word_attention = al.word_attention
 
 
 def alignment_hits(weights, source_tokens, target_tokens, alignment):
@@ -236,3 +206,111 @@ def teacher_forced_attention(
                 (weights[j, : len(t_ids) - 1, : len(s_ids)], s_ids, t_ids)
             )
     return out
+
+
+def attention_word_links(
+    seq2seq,
+    source_processor,
+    target_processor,
+    pairs: Sequence[Tuple[str, str]],
+    batch_size: int = 256,
+    progress: bool = False,
+) -> List[set]:
+    """Argmax links over whitespace words from teacher-forced attention.
+
+    For each pair, `teacher_forced_attention`, then `whitespace_attention`
+    over the whitespace words of the raw sentences, then one link per
+    target word to its highest-weighted source word
+    (`keras_attention.alignment.hard_links`). A pair whose words cannot be
+    matched (`word_positions` gives `None`) gets no links.
+
+    Args:
+        seq2seq: A `model.Seq2Seq`.
+        source_processor: The run's source `text.TextProcessor`.
+        target_processor: The run's target `text.TextProcessor`.
+        pairs: Sequence of raw `(source, target)` strings.
+        batch_size: Pairs per model call. Defaults to `256`.
+        progress: Whether to show a `keras.utils.Progbar` on stderr.
+            Defaults to `False`.
+
+    Returns:
+        A list of sets of `(source_word, target_word)` links.
+    """
+    batch_size = check_positive_int("batch_size", batch_size)
+    bar = keras.utils.Progbar(len(pairs), unit_name="pair") if progress else None
+    s_room = token_room(source_processor)
+    t_room = token_room(target_processor)
+    out = []
+    for i in range(0, len(pairs), 1024):
+        chunk = list(pairs[i : i + 1024])
+        attention = teacher_forced_attention(
+            seq2seq, source_processor, target_processor, chunk, batch_size
+        )
+        s_counts = piece_counts(source_processor, [s for s, _ in chunk])
+        t_counts = piece_counts(target_processor, [t for _, t in chunk])
+        for (source, target), (weights, _, _), sc, tc in zip(
+            chunk, attention, s_counts, t_counts
+        ):
+            s_pos = word_positions(
+                source, sc, source_processor.lower_case, s_room
+            )
+            t_pos = word_positions(
+                target, tc, target_processor.lower_case, t_room
+            )
+            if s_pos is None or t_pos is None or not s_pos:
+                out.append(set())
+                continue
+            matrix = whitespace_attention(weights, s_pos, t_pos)
+            out.append(al.hard_links(matrix, "argmax"))
+        if bar is not None:
+            bar.add(len(chunk))
+    return out
+
+
+def align_run(
+    run_dir: str,
+    pairs: Sequence[Tuple[str, str]],
+    reverse_run: str = None,
+    symmetrize: str = "grow-diag-final-and",
+    batch_size: int = 256,
+    progress: bool = False,
+) -> List[set]:
+    """Links of a trained run on raw pairs, optionally symmetrized.
+
+    Args:
+        run_dir: Run directory of `train` (source -> target), or `None`
+            for the links of `reverse_run` alone.
+        pairs: Raw `(source, target)` pairs.
+        reverse_run: Optional run trained target -> source: it reads the
+            pairs swapped, its links are transposed and symmetrized with
+            the forward ones (`keras_attention.alignment.symmetrize`).
+        symmetrize: The symmetrization method. Defaults to
+            `"grow-diag-final-and"`.
+        batch_size: Pairs per model call. Defaults to `256`.
+        progress: Whether to show progress bars. Defaults to `False`.
+
+    Returns:
+        A list of sets of `(source_word, target_word)` links.
+    """
+    from examples.nmt import run as run_lib
+
+    if run_dir is None and reverse_run is None:
+        raise ValueError("Give `run_dir`, `reverse_run` or both.")
+    links = reverse = None
+    if run_dir is not None:
+        seq2seq, source, target, _ = run_lib.load_trained(run_dir)
+        links = attention_word_links(
+            seq2seq, source, target, pairs, batch_size, progress
+        )
+    if reverse_run is not None:
+        seq2seq, source, target, _ = run_lib.load_trained(reverse_run)
+        reverse = attention_word_links(
+            seq2seq, source, target, [(t, s) for s, t in pairs],
+            batch_size, progress,
+        )
+        reverse = [al.transpose_links(x) for x in reverse]
+    if reverse is None:
+        return links
+    if links is None:
+        return reverse
+    return al.symmetrize_corpus(links, reverse, symmetrize)

@@ -11,6 +11,8 @@
     python -m examples.nmt export --run runs/a --ensemble runs/b --out ens
     python -m examples.nmt evaluate --run runs/dates   # greedy and beam
     python -m examples.nmt train --data /path/fra.txt --out runs/fra
+    python -m examples.nmt align --run runs/fra --data pairs.tsv --out a.txt
+    python -m examples.nmt score-alignment --gold gold.txt --hyp a.txt
 
 Argument parsing only: each command calls the module that does the work.
 The flags of `train` and `demo` are generated from the fields of the
@@ -163,6 +165,108 @@ def cmd_demo(args):
     return 0
 
 
+def cmd_align(args):
+    from examples.nmt import align as align_lib
+    from examples.nmt import data as data_lib
+    from keras_attention import alignment as al
+
+    corpus = data_lib.load_corpus(
+        args.data, data_format=args.data_format, direction=args.direction
+    )
+    if corpus.skipped:
+        raise ValueError(
+            "Every line of the pairs file must be a pair (the links are "
+            f"written one line per pair). Received: {corpus.skipped} "
+            f"malformed lines ({dict(corpus.reasons)}) in {args.data}"
+        )
+    links = align_lib.align_run(
+        args.run, corpus.pairs, reverse_run=args.reverse_run,
+        symmetrize=args.symmetrize, batch_size=args.batch_size,
+        progress=len(corpus) >= 1000 and not args.quiet,
+    )
+    al.write_pharaoh(args.out, links)
+    print(f"{len(links)} pairs, {sum(map(len, links))} links -> {args.out}")
+    return 0
+
+
+def cmd_score_alignment(args):
+    from keras_attention import alignment as al
+
+    gold = al.read_pharaoh(args.gold, one_based=args.one_based)
+    hyp = al.read_pharaoh(args.hyp, one_based=args.hyp_one_based)
+    if len(gold) != len(hyp):
+        raise ValueError(
+            "The gold and hypothesis files must have one line per pair "
+            f"each. Received: {len(gold)} lines in {args.gold}, "
+            f"{len(hyp)} in {args.hyp}"
+        )
+    scores = al.alignment_scores(
+        [set(s) | set(p) for s, p in hyp],
+        [s for s, _ in gold], [p for _, p in gold],
+    )
+    for name in ("aer", "precision", "recall"):
+        print(f"{name:<10}{100 * scores[name]:6.2f} %")
+    print(f"({scores['sentences']} pairs, {scores['hypothesis']} links, "
+          f"{scores['sure']} sure, {scores['possible']} possible)")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(scores, f, indent=2)
+    return 0
+
+
+def add_alignment_commands(sub):
+    """The `align` and `score-alignment` sub-commands."""
+    from examples.nmt.data import DATA_FORMATS
+    from examples.nmt.readers import DIRECTIONS
+    from keras_attention.alignment.symmetrization import METHODS
+
+    p = sub.add_parser(
+        "align",
+        help="Pharaoh word links of a trained run's teacher-forced "
+        "attention on sentence pairs",
+    )
+    p.add_argument(
+        "--run", help="run directory of `train` (source -> target)"
+    )
+    p.add_argument(
+        "--data", required=True, nargs="+",
+        help="the pairs: 'source<TAB>target' TSV, Anki or two files",
+    )
+    p.add_argument("--data-format", default="auto", choices=DATA_FORMATS)
+    p.add_argument("--direction", default="to-english", choices=DIRECTIONS)
+    p.add_argument(
+        "--reverse-run",
+        help="run trained target -> source: its links are transposed and "
+        "symmetrized with the forward ones",
+    )
+    p.add_argument(
+        "--symmetrize", default="grow-diag-final-and", choices=METHODS
+    )
+    p.add_argument("--batch-size", type=int, default=256)
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument(
+        "--out", required=True,
+        help="Pharaoh file: one line per pair, 0-based, source word first",
+    )
+    p.set_defaults(func=cmd_align)
+
+    p = sub.add_parser(
+        "score-alignment",
+        help="alignment error rate, precision and recall against a gold",
+    )
+    p.add_argument("--gold", required=True, help="gold Pharaoh file")
+    p.add_argument("--hyp", required=True, help="hypothesis Pharaoh file")
+    p.add_argument(
+        "--one-based", action="store_true", help="the gold counts from 1"
+    )
+    p.add_argument(
+        "--hyp-one-based", action="store_true",
+        help="the hypothesis counts from 1",
+    )
+    p.add_argument("--json", help="also write the scores to this JSON file")
+    p.set_defaults(func=cmd_score_alignment)
+
+
 def beam_width_argument(parser, default, what):
     parser.add_argument(
         "--beam-width", type=int, default=default,
@@ -247,6 +351,7 @@ def build_parser():
     )
     add_config_arguments(p, config_lib.DEMO_SETTINGS)
     p.set_defaults(func=cmd_demo)
+    add_alignment_commands(sub)
     return parser
 
 

@@ -31,6 +31,8 @@ SCORES = ("dot", "general", "additive", "location", "monotonic")
 # (`keras_attention` stateful layers): step-wise decoder only.
 STATEFUL_SCORES = ("location", "monotonic")
 CELLS = ("lstm", "gru")
+ATTENTION_KEYS = ("encoder", "embedding")
+GUIDED_ALIGNMENT_TYPES = ("ce", "mse")
 
 
 def option(default, help, flag=None, choices=None, type=None, **argparse):
@@ -129,6 +131,20 @@ class ModelConfig:
             Without the bridge the decoder starts from zeros and can only
             learn about the source through the attention, which makes the
             attention follow the word alignment closely.
+        attend_source_end: Whether the attention may attend to the source
+            `[END]`. The encoder always reads it; with `False` it is masked
+            out of the attended memory, so it cannot become an attention
+            sink (its forward encoder state summarises the whole sentence).
+        attention_keys: What the attention scores: `"encoder"`, the encoder
+            states (the memory itself), or `"embedding"`, the source
+            embeddings (a key then knows only its own token, so a word can
+            only be found at its own position; the values stay the encoder
+            states). `"luong"` model only.
+        attention_values: What the attention averages: `"encoder"`, the
+            encoder states, or `"embedding"`, the source embeddings (the
+            context then carries only the attended tokens, so a decoder
+            without the bridge must attend to the word it translates).
+            `"luong"` model only.
     """
 
     source_vocab_size: Optional[int] = None
@@ -154,12 +170,28 @@ class ModelConfig:
     bridge: bool = option(
         True, "initialise the decoder with the encoder's final states"
     )
+    attend_source_end: bool = option(
+        True, "let the attention attend to the source [END] (else the "
+        "encoder reads it but it is masked out of the attended memory)"
+    )
+    attention_keys: str = option(
+        "encoder", "score the attention against the encoder states or the "
+        "source embeddings (values stay the encoder states; luong only)",
+        choices=ATTENTION_KEYS,
+    )
+    attention_values: str = option(
+        "encoder", "average the encoder states or the source embeddings "
+        "(luong only)",
+        choices=ATTENTION_KEYS,
+    )
 
     def __post_init__(self):
         for name, allowed in (
             ("model", MODEL_TYPES),
             ("score", SCORES),
             ("cell", CELLS),
+            ("attention_keys", ATTENTION_KEYS),
+            ("attention_values", ATTENTION_KEYS),
         ):
             value = getattr(self, name)
             if value not in allowed:
@@ -194,6 +226,21 @@ class ModelConfig:
             raise ValueError(
                 f"`dropout` must be in [0, 1). Received: dropout={self.dropout}"
             )
+        if (
+            self.attention_keys == self.attention_values == "embedding"
+            and not self.bridge
+        ):
+            raise ValueError(
+                "`attention_keys` and `attention_values` both 'embedding' "
+                "need `bridge=True`: the encoder would be unused. "
+                f"Received: bridge={self.bridge}"
+            )
+        for name in ("attention_keys", "attention_values"):
+            if getattr(self, name) == "embedding" and self.model != "luong":
+                raise ValueError(
+                    f"`{name}='embedding'` needs `model='luong'`. "
+                    f"Received: model={self.model!r}"
+                )
 
     @property
     def decoder_units(self):
@@ -243,6 +290,20 @@ class TrainConfig:
     verbose: Union[str, int] = option(
         "auto", "Keras fit verbosity: auto, 0, 1, 2", type=verbosity
     )
+    # Guided alignment (docs/alignment.md): reference links of the
+    # training pairs supervise the attention.
+    guided_alignment: Optional[str] = option(
+        None,
+        "Pharaoh links of the data file's pairs (one line per pair, file "
+        "order, whitespace words, source first) to supervise the attention",
+        type=str,
+    )
+    guided_alignment_type: str = option(
+        "ce", "guided alignment cost", choices=GUIDED_ALIGNMENT_TYPES
+    )
+    guided_alignment_weight: float = option(
+        1.0, "weight of the guided alignment loss"
+    )
 
 
 # The sections of `run.json` and of the command line, in order.
@@ -253,12 +314,21 @@ SECTIONS = (
     ("train", TrainConfig),
 )
 
-# The demo (dates data, 2 CPU cores, about 100 s of training). The decoder
-# starts from zeros (no bridge), so it learns about the source only through
-# the attention: the attention then follows the word alignment.
+# The demo (dates data, 2 CPU cores, about 100 s of training). The
+# attention averages the source embeddings, not the encoder states: a
+# context then carries only the attended tokens, so the decoder must attend
+# to the word it translates (with encoder states as values, the state at
+# the source [END] or at the comma after a weekday also knows the month or
+# the weekday, and months attended to [END]: docs/alignment.md). The keys
+# stay the encoder states (they know the position); the bridge gives the
+# decoder the sentence (without it, this model does not learn); [END] is
+# not attended. Measured: every field and month 100%, exact match 100%.
 DEMO_SETTINGS = {
     "train": {"epochs": 8, "learning_rate": 5e-3},
-    "model": {"embedding_dim": 32, "units": 64, "bridge": False},
+    "model": {
+        "embedding_dim": 32, "units": 64, "bridge": True,
+        "attention_values": "embedding", "attend_source_end": False,
+    },
 }
 # `demo --quick`: a smoke run of seconds, poor quality.
 QUICK_DEMO_SETTINGS = {

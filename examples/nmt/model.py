@@ -43,6 +43,10 @@ from keras_attention.attention_rnn import AttentionRNN
 from keras_attention.attention_wrapper import AttentionWrapper
 from keras_attention.attentional_output import AttentionalOutput
 
+# Id of `[END]` in every vocabulary of the example (`text.RESERVED_TOKENS`:
+# [PAD] [UNK] [START] [END]; `text.py` imports TensorFlow, this module not).
+END_ID = 3
+
 def make_attention(config):
     """The attention layer of the configured score."""
     if config.score == "dot":
@@ -89,6 +93,8 @@ class Seq2Seq:
             logits (batch, T, target_vocab_size)`, float32.
         attention_model: `keras.Model`, same inputs, `-> weights
             (batch, T, S)`, teacher-forced attention.
+        guided_model: `keras.Model`, same inputs, `-> {"logits",
+            "attention"}`, for training with guided alignment.
         encoder_model: `keras.Model` `source_ids -> [memory, *states]`.
     """
 
@@ -173,6 +179,7 @@ class Seq2Seq:
         c = self.config
         x = self.source_embedding(source_ids)
         x = self.dropout(x, training=training)
+        embedded = x
         states = None
         for i, rnn in enumerate(self.encoder_rnns):
             outputs = rnn(x, training=training)
@@ -186,10 +193,11 @@ class Seq2Seq:
                 ops.concatenate([f, b], axis=-1)
                 for f, b in zip(forward, backward)
             ]
-        return x, states
+        return x, states, embedded
 
     def _decode_sequence(
-        self, target_in, memory, source_mask, states, training=None
+        self, target_in, memory, source_mask, states, training=None,
+        keys=None, values=None,
     ):
         y = self.target_embedding(target_in)
         y = self.dropout(y, training=training)
@@ -207,21 +215,39 @@ class Seq2Seq:
             if i < len(self.decoder_rnns) - 1:
                 y = self.dropout(y, training=training)
         context, weights = self.attention(
-            y, memory, value_mask=source_mask, training=training
+            y, memory if values is None else values, key=keys,
+            value_mask=source_mask, training=training,
         )
         h_tilde = self.attentional_output(context, y)
         h_tilde = self.dropout(h_tilde, training=training)
         logits = self.output_projection(h_tilde)
         return logits, weights
 
+    def _keys_values(self, memory, embedded):
+        """The attention's keys and values (`config.attention_keys`,
+        `config.attention_values`): the encoder states or the embeddings."""
+        c = self.config
+        keys = embedded if c.attention_keys == "embedding" else memory
+        values = embedded if c.attention_values == "embedding" else memory
+        return keys, values
+
+    def memory_mask(self, source_ids):
+        """The attended source positions `(batch, S)` bool: not padding,
+        and not `[END]` unless `config.attend_source_end`."""
+        mask = ops.not_equal(source_ids, 0)
+        if not self.config.attend_source_end:
+            mask = ops.logical_and(mask, ops.not_equal(source_ids, END_ID))
+        return mask
+
     def _build_models(self):
         source_ids = keras.Input((None,), dtype="int32", name="source_ids")
         target_in = keras.Input((None,), dtype="int32", name="target_in")
-        memory, states = self._encode_symbolic(source_ids)
-        source_mask = ops.not_equal(source_ids, 0)
+        memory, states, embedded = self._encode_symbolic(source_ids)
+        source_mask = self.memory_mask(source_ids)
+        keys, values = self._keys_values(memory, embedded)
         logits, weights = self._decode_sequence(
             target_in, memory, source_mask,
-            states if self.config.bridge else None,
+            states if self.config.bridge else None, keys=keys, values=values,
         )
         # The loss masks padding itself (`losses.MaskedLoss`): the logits
         # carry no Keras mask.
@@ -231,10 +257,17 @@ class Seq2Seq:
             logits,
             name="nmt",
         )
+        weights = _DropMask(name="drop_mask_weights")(weights)
         self.attention_model = keras.Model(
             {"source_ids": source_ids, "target_in": target_in},
-            _DropMask(name="drop_mask_weights")(weights),
+            weights,
             name="nmt_attention",
+        )
+        # Guided alignment (`train.py`): one loss per output.
+        self.guided_model = keras.Model(
+            {"source_ids": source_ids, "target_in": target_in},
+            {"logits": logits, "attention": weights},
+            name="nmt_guided",
         )
         self.encoder_model = keras.Model(
             source_ids,
@@ -255,7 +288,7 @@ class Seq2Seq:
         """
         outputs = self.encoder_model(source_ids, training=False)
         memory, states = outputs[0], list(outputs[1:])
-        source_mask = ops.not_equal(source_ids, 0)
+        source_mask = self.memory_mask(source_ids)
         if not self.config.bridge:
             states = [ops.zeros_like(s) for s in states]
         if self.config.model == "stepwise":
@@ -263,11 +296,17 @@ class Seq2Seq:
                 memory, memory_mask=source_mask,
                 cell_state=self._cell_state(states),
             )
+        key, value = self._keys_values(
+            memory, self.source_embedding(source_ids)
+        )
         if not self.attention.built:
             self.attention.build(
-                (None, self.config.decoder_units), tuple(memory.shape)
+                (None, self.config.decoder_units), tuple(value.shape),
+                tuple(key.shape),
             )
-        state = self.attention.prepare_memory(memory, value_mask=source_mask)
+        state = self.attention.prepare_memory(
+            value, key=key, value_mask=source_mask
+        )
         state["rnn"] = [list(states) for _ in self.decoder_rnns]
         return state
 

@@ -6,6 +6,13 @@ masked loss and accuracy of `losses.py`) and fits it on the pipeline of
 `pipeline.py`, writing the run directory described in `run.py`: a killed
 run started again with the same command resumes from its last finished
 epoch (`keras.callbacks.BackupAndRestore`).
+
+Guided alignment (`TrainConfig.guided_alignment`, `docs/alignment.md`):
+the model fitted is `Seq2Seq.guided_model`, with two outputs and two
+losses, the masked loss on `"logits"` and
+`keras_attention.alignment.GuidedAlignmentLoss` (the configured type and
+weight, rows normalised) on `"attention"`; the layers are those of
+`training_model`, whose weights are saved as without guidance.
 """
 
 import dataclasses
@@ -28,6 +35,7 @@ from examples.nmt.config import TextConfig
 from examples.nmt.config import TrainConfig
 from examples.nmt.losses import MaskedAccuracy
 from examples.nmt.losses import MaskedLoss
+from keras_attention.alignment import GuidedAlignmentLoss
 
 
 def learning_rate_schedule(train_config, total_steps):
@@ -42,15 +50,36 @@ def learning_rate_schedule(train_config, total_steps):
     )
 
 
+def fitted_model(seq2seq, train_config):
+    """The model `fit` trains: `guided_model` with guided alignment, else
+    `training_model`."""
+    if train_config.guided_alignment:
+        return seq2seq.guided_model
+    return seq2seq.training_model
+
+
 def compile_model(seq2seq, train_config, total_steps):
-    """Compiles the training model: Adam (clipped), the masked loss and
-    accuracy, the learning-rate schedule over `total_steps` steps."""
-    seq2seq.training_model.compile(
+    """Compiles the fitted model (`fitted_model`): Adam (clipped), the
+    masked loss and accuracy (and the guided alignment loss), the
+    learning-rate schedule over `total_steps` steps."""
+    loss = MaskedLoss(train_config.label_smoothing)
+    metrics = [MaskedAccuracy()]
+    if train_config.guided_alignment:
+        loss = {
+            "logits": loss,
+            "attention": GuidedAlignmentLoss(
+                train_config.guided_alignment_type,
+                weight=train_config.guided_alignment_weight,
+                normalize=True,
+            ),
+        }
+        metrics = {"logits": metrics}
+    fitted_model(seq2seq, train_config).compile(
         optimizer=keras.optimizers.Adam(
             learning_rate_schedule(train_config, total_steps), clipnorm=1.0
         ),
-        loss=MaskedLoss(train_config.label_smoothing),
-        metrics=[MaskedAccuracy()],
+        loss=loss,
+        metrics=metrics,
         jit_compile=train_config.jit_compile,
     )
 
@@ -108,9 +137,25 @@ def train(
     run_lib.save_run_config(
         run_dir, data_config, text_config, model_config, train_config
     )
+    links = None
+    if train_config.guided_alignment:
+        word_links = pipeline.split_links(
+            data_config, train_config.guided_alignment, splits
+        )
+        links = {
+            name: pipeline.guided_token_links(
+                splits[name], word_links[name], source, target
+            )
+            for name in ("train", "validation")
+        }
+        linked = sum(bool(x) for x in links["train"])
+        log(
+            f"guided alignment: {linked}/{len(links['train'])} training "
+            f"pairs with links from {train_config.guided_alignment}"
+        )
     return fit(
         strategy, run_dir, splits, source, target, model_config,
-        train_config, log=log,
+        train_config, log=log, links=links,
     )
 
 
@@ -123,6 +168,7 @@ def fit(
     model_config: ModelConfig,
     train_config: TrainConfig,
     log=print,
+    links=None,
 ):
     """`model.fit` of a `model.Seq2Seq` on prepared splits, into `run_dir`.
 
@@ -138,15 +184,26 @@ def fit(
         model_config: `ModelConfig` with the vocabulary sizes set.
         train_config: `TrainConfig`.
         log: Printing function.
+        links: With guided alignment, a dict from `"train"` and
+            `"validation"` to the token links of each pair
+            (`pipeline.guided_token_links`).
 
     Returns:
         `(seq2seq, history dict)`; the run directory holds the checkpoints,
         the final weights and `history.json`.
     """
+    if bool(train_config.guided_alignment) != (links is not None):
+        raise ValueError(
+            "`links` must be given exactly when `guided_alignment` is set "
+            "(`train` reads them). Received: guided_alignment="
+            f"{train_config.guided_alignment!r}, links "
+            f"{'given' if links is not None else 'not given'}"
+        )
     train_ds = pipeline.make_dataset(
         splits["train"], source, target, train_config.batch_size,
         shuffle=True, bucket_boundaries=train_config.bucket_boundaries,
         seed=train_config.seed, repeat=True,
+        links=None if links is None else links["train"],
     )
     steps_per_epoch = train_config.steps_per_epoch or max(
         math.ceil(len(splits["train"]) / train_config.batch_size), 1
@@ -154,7 +211,8 @@ def fit(
     validation = splits["validation"] if len(splits["validation"]) else None
     val_ds = (
         pipeline.make_dataset(
-            validation, source, target, train_config.batch_size
+            validation, source, target, train_config.batch_size,
+            links=None if links is None else links["validation"],
         )
         if validation is not None
         else None
@@ -165,9 +223,8 @@ def fit(
             seq2seq, train_config, steps_per_epoch * train_config.epochs
         )
     # keras-team/keras#20585 (no-op unless the strategy spans 2+ workers).
-    distribute.apply_multi_worker_fit_workaround(
-        seq2seq.training_model, strategy
-    )
+    model = fitted_model(seq2seq, train_config)
+    distribute.apply_multi_worker_fit_workaround(model, strategy)
     monitor = "val_loss" if val_ds is not None else "loss"
     os.makedirs(run_lib.run_path(run_dir, run_lib.CHECKPOINTS), exist_ok=True)
     callbacks = [
@@ -199,7 +256,7 @@ def fit(
     # is exhausted, which is how every validation pass ends.
     warnings.filterwarnings("ignore", message="Your input ran out of data")
     start = time.time()
-    history = seq2seq.training_model.fit(
+    history = model.fit(
         train_ds,
         validation_data=val_ds,
         epochs=train_config.epochs,

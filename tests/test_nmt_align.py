@@ -1,0 +1,294 @@
+"""Alignment in the NMT example: whitespace words and tokens, guided
+alignment training, the `align` and `score-alignment` commands."""
+
+import os
+import random
+
+import numpy as np
+import pytest
+
+tf = pytest.importorskip("tensorflow")
+pytest.importorskip("tensorflow_text")
+
+from examples.nmt import align  # noqa: E402
+from examples.nmt import cli  # noqa: E402
+from examples.nmt import config as config_lib  # noqa: E402
+from examples.nmt import pipeline  # noqa: E402
+from examples.nmt import text as text_lib  # noqa: E402
+from examples.nmt import train as train_lib  # noqa: E402
+from keras_attention import alignment as al  # noqa: E402
+
+pytestmark = pytest.mark.tf_only
+
+
+# ----------------------------------------------------------------------
+# Whitespace words -> pre-tokenised words -> pieces.
+
+
+def test_word_positions_punctuation_split():
+    # "L'homme" is 3 pre-tokenised words (l ' homme), "dort." 2.
+    positions = align.word_positions("L'homme dort.", [1, 1, 1, 1, 1])
+    assert positions == [[0, 1, 2], [3, 4]]
+
+
+def test_word_positions_multi_piece_word_and_cut():
+    # "octobre" in 3 pieces; the cut at 3 content pieces drops the rest.
+    assert align.word_positions("20 octobre 1933", [1, 3, 1]) == [
+        [0], [1, 2, 3], [4]
+    ]
+    assert align.word_positions("20 octobre 1933", [1, 3, 1], room=3) == [
+        [0], [1, 2], []
+    ]
+
+
+def test_word_positions_mismatch_is_none():
+    assert align.word_positions("a b", [1]) is None
+
+
+def test_token_links_link_every_piece():
+    source = [[0], [1, 2]]
+    target = [[0, 1], [2]]
+    assert align.token_links({(1, 0)}, source, target) == {
+        (1, 0), (1, 1), (2, 0), (2, 1)
+    }
+    with pytest.raises(ValueError, match="out of range"):
+        align.token_links({(2, 0)}, source, target)
+
+
+def test_whitespace_attention_sums_source_means_target():
+    weights = np.array([[0.2, 0.3, 0.5], [0.6, 0.4, 0.0], [0.0, 0.0, 1.0]])
+    out = align.whitespace_attention(weights, [[0], [1, 2]], [[0, 1], [2]])
+    np.testing.assert_allclose(out, [[0.4, 0.6], [0.0, 1.0]])
+
+
+def _vocab(tmp_path, words):
+    path = os.path.join(str(tmp_path), "vocab.txt")
+    text_lib.save_vocabulary(list(text_lib.RESERVED_TOKENS) + words, path)
+    return path
+
+
+def test_piece_counts_follow_the_processor(tmp_path):
+    path = _vocab(tmp_path, ["l", "'", "homme", ".", "oct", "##obre", "20"])
+    processor = text_lib.TextProcessor(path, add_start=False)
+    counts = align.piece_counts(processor, ["L'homme.", "20 octobre"])
+    assert counts == [[1, 1, 1, 1], [1, 2]]
+    ids = processor.tokenize(["20 octobre"])[0].numpy().tolist()
+    positions = align.word_positions("20 octobre", counts[1])
+    # Position p is token p of the source (no [START]); [END] is last.
+    assert [ids[p] for p in positions[1]] == [8, 9]
+    assert ids[-1] == text_lib.END_ID
+
+
+# ----------------------------------------------------------------------
+# Guided alignment through the pipeline.
+
+
+def _copy_pairs(count, seed=0):
+    """Synthetic pairs: the target copies the source word by word."""
+    rng = random.Random(seed)
+    pairs = []
+    for _ in range(count):
+        n = rng.randint(3, 6)
+        ids = [rng.randrange(8) for _ in range(n)]
+        pairs.append(
+            (" ".join(f"s{i}x" for i in ids), " ".join(f"t{i}y" for i in ids))
+        )
+    return pairs
+
+
+def _write_pairs(path, pairs, links):
+    with open(path, "w", encoding="utf-8") as f:
+        f.writelines(f"{s}\t{t}\n" for s, t in pairs)
+    al.write_pharaoh(path + ".align", links)
+
+
+def _reversed_links(pairs):
+    out = []
+    for s, _ in pairs:
+        n = len(s.split())
+        out.append({(i, n - 1 - i) for i in range(n)})
+    return out
+
+
+def test_split_links_keep_their_pair_through_filtering(tmp_path):
+    pairs = [("a b", "x y"), ("a b c d e", "x"), ("c", "z"), ("a b", "x y")]
+    links = [{(0, 0)}, {(4, 0)}, {(0, 0)}, {(1, 1)}]
+    path = str(tmp_path / "pairs.tsv")
+    _write_pairs(path, pairs, links)
+    data = config_lib.DataConfig(
+        paths=(path,), max_words=3, validation_fraction=0.0,
+        test_fraction=0.0,
+    )
+    from examples.nmt import data as data_lib
+
+    _, splits = data_lib.load_splits(data)
+    got = pipeline.split_links(data, path + ".align", splits)
+    assert splits["train"].pairs == [pairs[0], pairs[2], pairs[3]]
+    # Lines 1, 3, 4 (the long pair is dropped; equal pairs in file order).
+    assert got["train"] == [(1, {(0, 0)}), (3, {(0, 0)}), (4, {(1, 1)})]
+    with open(path + ".short", "w") as f:
+        f.write("0-0\n")
+    with pytest.raises(ValueError, match="one line per pair"):
+        pipeline.split_links(data, path + ".short", splits)
+
+
+def test_make_dataset_feeds_the_reference(tmp_path):
+    (tmp_path / "s").mkdir()
+    (tmp_path / "t").mkdir()
+    s_path = _vocab(tmp_path / "s", ["a", "bb", "##b"])
+    t_path = _vocab(tmp_path / "t", ["x", "y"])
+    source = text_lib.TextProcessor(s_path, add_start=False)
+    target = text_lib.TextProcessor(t_path)
+    from examples.nmt.corpus import Corpus
+
+    corpus = Corpus(pairs=[("a bbb", "y x"), ("a", "x")])
+    word_links = [(1, {(1, 0), (0, 1)}), (2, {(0, 0)})]
+    links = pipeline.guided_token_links(corpus, word_links, source, target)
+    # "bbb" = bb ##b: source columns 1 and 2.
+    assert links[0] == {(1, 0), (2, 0), (0, 1)}
+    ds = pipeline.make_dataset(corpus, source, target, 2, links=links)
+    inputs, targets = next(iter(ds))
+    reference = targets["attention"].numpy()
+    assert reference.shape == (2, 3, 4)  # T = 2 words + [END], S = 3 + [END]
+    np.testing.assert_array_equal(
+        reference[0], [[0, 1, 1, 0], [1, 0, 0, 0], [0, 0, 0, 0]]
+    )
+    np.testing.assert_array_equal(
+        reference[1], [[1, 0, -1, -1], [0, 0, -1, -1], [-1, -1, -1, -1]]
+    )
+    assert targets["logits"].shape == inputs["target_in"].shape
+
+
+def _train(run_dir, path, guided, epochs=6):
+    configs = (
+        config_lib.DataConfig(
+            paths=(path,), validation_fraction=0.1, test_fraction=0.0
+        ),
+        config_lib.TextConfig(source_vocab_size=60, target_vocab_size=60),
+        config_lib.ModelConfig(embedding_dim=16, units=16, bridge=False),
+        config_lib.TrainConfig(
+            epochs=epochs, batch_size=32, verbose=0, learning_rate=1e-2,
+            warmup_steps=10, bucket_boundaries=(),
+            guided_alignment=path + ".align" if guided else None,
+        ),
+    )
+    return train_lib.train(run_dir, *configs, log=lambda *_: None)
+
+
+def _agreement(links, reference):
+    hits = sum(len(a & b) for a, b in zip(links, reference))
+    return hits / sum(len(b) for b in reference)
+
+
+@pytest.mark.slow
+def test_guided_attention_follows_the_given_links(tmp_path):
+    # The copy task aligns on the diagonal by itself; the given links are
+    # the reversed diagonal, which only guidance can teach.
+    pairs = _copy_pairs(400)
+    reference = _reversed_links(pairs)
+    path = str(tmp_path / "pairs.tsv")
+    _write_pairs(path, pairs, reference)
+    test = pairs[:60]
+    scores = {}
+    for guided in (False, True):
+        run_dir = str(tmp_path / f"run_{guided}")
+        _train(run_dir, path, guided)
+        links = align.align_run(run_dir, test)
+        scores[guided] = _agreement(links, reference[:60])
+    assert scores[True] > 0.8, scores
+    assert scores[True] > scores[False] + 0.3, scores
+
+
+@pytest.mark.slow
+def test_cli_round_trip_train_align_score(tmp_path, capsys):
+    pairs = _copy_pairs(300, seed=1)
+    diagonal = [{(i, i) for i in range(len(s.split()))} for s, _ in pairs]
+    path = str(tmp_path / "pairs.tsv")
+    _write_pairs(path, pairs, diagonal)
+    run_dir = str(tmp_path / "run")
+    rev_dir = str(tmp_path / "rev")
+    rev_path = str(tmp_path / "rev.tsv")
+    _write_pairs(rev_path, [(t, s) for s, t in pairs], diagonal)
+    common = [
+        "--validation-fraction", "0.1", "--test-fraction", "0",
+        "--source-vocab-size", "60", "--target-vocab-size", "60",
+        "--embedding-dim", "16", "--units", "16", "--no-bridge",
+        "--epochs", "6", "--learning-rate", "0.01", "--warmup-steps", "10",
+        "--verbose", "0",
+    ]
+    # Guided by the diagonal (the tiny unsupervised model aligns poorly).
+    assert cli.main(
+        ["train", "--data", path, "--out", run_dir,
+         "--guided-alignment", path + ".align"] + common
+    ) == 0
+    assert cli.main(
+        ["train", "--data", rev_path, "--out", rev_dir,
+         "--guided-alignment", rev_path + ".align",
+         "--guided-alignment-type", "mse",
+         "--guided-alignment-weight", "5"] + common
+    ) == 0
+    gold = str(tmp_path / "gold.tsv")
+    _write_pairs(gold, pairs[:40], diagonal[:40])
+    hyp = str(tmp_path / "hyp.align")
+    assert cli.main(
+        ["align", "--run", run_dir, "--data", gold, "--out", hyp,
+         "--reverse-run", rev_dir, "--quiet"]
+    ) == 0
+    lines = al.read_pharaoh(hyp)
+    assert len(lines) == 40
+    # The links are over the whitespace words of the pairs.
+    for (s, t), (links, _) in zip(pairs[:40], lines):
+        assert all(
+            i < len(s.split()) and j < len(t.split()) for i, j in links
+        )
+    capsys.readouterr()
+    json_path = str(tmp_path / "scores.json")
+    assert cli.main(
+        ["score-alignment", "--gold", gold + ".align", "--hyp", hyp,
+         "--json", json_path]
+    ) == 0
+    out = capsys.readouterr().out
+    assert "aer" in out and "precision" in out and "recall" in out
+    import json
+
+    with open(json_path) as f:
+        scores = json.load(f)
+    # Unsupervised, the same tiny runs score about 0.77.
+    assert scores["aer"] < 0.5, scores
+    # A file of the wrong length is refused with exit status 2.
+    assert cli.main(
+        ["score-alignment", "--gold", path + ".align", "--hyp", hyp]
+    ) == 2
+
+
+# ----------------------------------------------------------------------
+# The month fix's model options.
+
+
+def test_source_end_not_attended():
+    from examples.nmt import model as model_lib
+
+    config = config_lib.ModelConfig(
+        source_vocab_size=13, target_vocab_size=11, embedding_dim=6,
+        units=5, attend_source_end=False, attention_values="embedding",
+    )
+    seq2seq = model_lib.build_model(config)
+    source = np.array([[4, 5, 3], [6, 3, 0]], "int32")
+    target_in = np.array([[2, 4], [2, 5]], "int32")
+    weights = np.asarray(seq2seq.attention_model(
+        {"source_ids": source, "target_in": target_in}, training=False
+    ))
+    assert np.all(weights[0, :, 2] == 0) and np.all(weights[1, :, 1:] == 0)
+    np.testing.assert_allclose(weights.sum(-1), 1.0, atol=1e-5)
+
+
+def test_attention_memory_options_validation():
+    with pytest.raises(ValueError, match="attention_values"):
+        config_lib.ModelConfig(5, 5, attention_values="states")
+    with pytest.raises(ValueError, match="needs `model='luong'`"):
+        config_lib.ModelConfig(5, 5, model="stepwise", attention_keys="embedding")
+    with pytest.raises(ValueError, match="encoder would be unused"):
+        config_lib.ModelConfig(
+            5, 5, attention_keys="embedding", attention_values="embedding",
+            bridge=False,
+        )
