@@ -10,14 +10,18 @@ pronunciations, each a tuple of ARPAbet phones without stress marks (the
 - `read_lexicon(path)`: the standard split files, `WORD<TAB>PHONES`, one
   pronunciation per line (a word may appear on several lines), such as the
   g014b2b split of CMUdict used by most published G2P results.
-- `split_lexicon(...)`: a deterministic split by a CRC32 hash of the word,
-  so all pronunciations of a word land in the same split.
+- `split_lexicon(...)`: a deterministic split by a CRC32 hash of the word
+  (`examples.nmt.corpus.split_of`, the NMT example's rule), so all
+  pronunciations of a word land in the same split.
 """
 
 import collections
 import dataclasses
 import re
-import zlib
+
+from examples.nmt.corpus import SPLIT_NAMES
+from examples.nmt.corpus import check_split_fractions
+from examples.nmt.corpus import split_of
 
 PHONES = (
     "AA AE AH AO AW AY B CH D DH EH ER EY F G HH IH IY JH K L M N NG OW OY P "
@@ -25,7 +29,6 @@ PHONES = (
 ).split()
 _PHONE_SET = frozenset(PHONES)
 _WORD = re.compile(r"^[a-z]+(?:'[a-z]*)*$|^'[a-z]+$")
-SPLIT_NAMES = ("train", "validation", "test")
 
 
 @dataclasses.dataclass
@@ -146,36 +149,13 @@ def read_lexicon(path):
     return Lexicon(entries, skipped, reasons)
 
 
-def split_of(word, validation_fraction, test_fraction):
-    """The split of a word, from a CRC32 hash of its spelling."""
-    bucket = zlib.crc32(word.encode("utf-8")) % 10000 / 10000.0
-    if bucket < test_fraction:
-        return "test"
-    if bucket < test_fraction + validation_fraction:
-        return "validation"
-    return "train"
-
-
 def split_lexicon(lexicon, validation_fraction=0.05, test_fraction=0.05):
     """Deterministic train/validation/test split of a `Lexicon` by word.
 
     Returns:
         A dict from split name to `Lexicon`.
     """
-    for name, value in (
-        ("validation_fraction", validation_fraction),
-        ("test_fraction", test_fraction),
-    ):
-        if not 0.0 <= value < 1.0:
-            raise ValueError(
-                f"`{name}` must be in [0, 1). Received: {name}={value}"
-            )
-    if validation_fraction + test_fraction >= 1.0:
-        raise ValueError(
-            "`validation_fraction + test_fraction` must be below 1. "
-            f"Received: validation_fraction={validation_fraction}, "
-            f"test_fraction={test_fraction}"
-        )
+    check_split_fractions(validation_fraction, test_fraction)
     splits = {name: {} for name in SPLIT_NAMES}
     for word, prons in lexicon.entries.items():
         splits[split_of(word, validation_fraction, test_fraction)][word] = (

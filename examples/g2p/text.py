@@ -18,11 +18,11 @@ import tensorflow_text as tf_text
 
 from examples.g2p.data import PHONES
 from examples.nmt.text import END_ID
-from examples.nmt.text import PAD_ID
 from examples.nmt.text import RESERVED_TOKENS
 from examples.nmt.text import START_ID
 from examples.nmt.text import UNK
 from examples.nmt.text import clean_strings
+from examples.nmt.text import content_ids
 
 LETTERS = tuple("abcdefghijklmnopqrstuvwxyz'")
 # Longest token sequence, [START]/[END] included: CMUdict's longest word
@@ -118,18 +118,7 @@ class SymbolProcessor(tf.Module):
         Joined by spaces for `"word"` units (phones), by nothing for
         `"char"` units (spellings).
         """
-        ids = tf.cast(ids, tf.int64)
-        if not isinstance(ids, tf.RaggedTensor):
-            ids = tf.RaggedTensor.from_tensor(ids)
-        is_end = tf.cast(tf.equal(ids, END_ID), tf.int32)
-        before_end = tf.equal(tf.cumsum(is_end, axis=1), 0)
-        keep = tf.logical_and(
-            before_end,
-            tf.logical_and(
-                tf.not_equal(ids, PAD_ID), tf.not_equal(ids, START_ID)
-            ),
-        )
-        ids = tf.ragged.boolean_mask(ids, keep)
+        ids = content_ids(ids)
         separator = " " if self.unit == "word" else ""
         return tf.strings.reduce_join(
             self.token_strings(ids), axis=-1, separator=separator

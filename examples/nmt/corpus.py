@@ -145,12 +145,9 @@ def split_of(source, validation_fraction, test_fraction):
     return "train"
 
 
-def split_pairs(corpus, validation_fraction=0.05, test_fraction=0.05):
-    """Deterministic train/validation/test split of a `Corpus`.
-
-    Returns:
-        A dict from split name to `Corpus`.
-    """
+def check_split_fractions(validation_fraction, test_fraction):
+    """Raises `ValueError` unless both shares are in [0, 1) with a sum
+    below 1 (the G2P example splits its lexicon with the same rule)."""
     for name, value in (
         ("validation_fraction", validation_fraction),
         ("test_fraction", test_fraction),
@@ -165,6 +162,15 @@ def split_pairs(corpus, validation_fraction=0.05, test_fraction=0.05):
             f"validation_fraction={validation_fraction}, "
             f"test_fraction={test_fraction}"
         )
+
+
+def split_pairs(corpus, validation_fraction=0.05, test_fraction=0.05):
+    """Deterministic train/validation/test split of a `Corpus`.
+
+    Returns:
+        A dict from split name to `Corpus`.
+    """
+    check_split_fractions(validation_fraction, test_fraction)
     indices = {name: [] for name in SPLIT_NAMES}
     for i, (source, _) in enumerate(corpus.pairs):
         indices[split_of(source, validation_fraction, test_fraction)].append(i)

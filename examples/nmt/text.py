@@ -128,6 +128,27 @@ def load_vocabulary(path):
         return [line.rstrip("\n") for line in f]
 
 
+def content_ids(ids):
+    """The ids before the first `[END]`, without `[PAD]` and `[START]`.
+
+    Args:
+        ids: Token ids `(batch, tokens)`, dense or ragged.
+
+    Returns:
+        A `(batch, (tokens))` int64 `tf.RaggedTensor`.
+    """
+    ids = tf.cast(ids, tf.int64)
+    if not isinstance(ids, tf.RaggedTensor):
+        ids = tf.RaggedTensor.from_tensor(ids)
+    is_end = tf.cast(tf.equal(ids, END_ID), tf.int32)
+    before_end = tf.equal(tf.cumsum(is_end, axis=1), 0)
+    keep = tf.logical_and(
+        before_end,
+        tf.logical_and(tf.not_equal(ids, PAD_ID), tf.not_equal(ids, START_ID)),
+    )
+    return tf.ragged.boolean_mask(ids, keep)
+
+
 class TextProcessor(tf.Module):
     """Raw strings to WordPiece ids and back, as TensorFlow ops.
 
@@ -227,19 +248,7 @@ class TextProcessor(tf.Module):
         after opening punctuation and around apostrophes between letters
         are removed.
         """
-        ids = tf.cast(ids, tf.int64)
-        if not isinstance(ids, tf.RaggedTensor):
-            ids = tf.RaggedTensor.from_tensor(ids)
-        # Keep tokens before the first [END].
-        is_end = tf.cast(tf.equal(ids, END_ID), tf.int32)
-        before_end = tf.equal(tf.cumsum(is_end, axis=1), 0)
-        keep = tf.logical_and(
-            before_end,
-            tf.logical_and(
-                tf.not_equal(ids, PAD_ID), tf.not_equal(ids, START_ID)
-            ),
-        )
-        ids = tf.ragged.boolean_mask(ids, keep)
+        ids = content_ids(ids)
         text = tf.strings.reduce_join(
             self.token_strings(ids), axis=-1, separator=" "
         )
