@@ -96,7 +96,9 @@ def _run_and_kill_in_epoch(command, run_dir, log_path, epoch):
             deadline = time.time() + RUN_TIMEOUT
             while _steps_done(open(log_path).read(), epoch) < STEPS_PER_EPOCH // 4:
                 assert proc.poll() is None, open(log_path).read()
-                assert time.time() < deadline, "the first epochs took too long"
+                if time.time() > deadline:
+                    # A hung run, not a speed check: the run is killed below.
+                    pytest.fail(f"no progress in {RUN_TIMEOUT} s (hung run)")
                 time.sleep(0.05)
             os.kill(proc.pid, signal.SIGKILL)
             proc.wait(timeout=30)
