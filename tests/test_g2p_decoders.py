@@ -83,3 +83,27 @@ def test_export_options(exported, tmp_path, capsys):
     scores = tf.saved_model.load(out).signatures["beam"](
         text=words, beam_width=width)["scores"].numpy()
     assert not np.allclose(plain, scores)  # the options are stored
+
+
+def test_ensemble_of_a_run_with_itself_equals_the_run(exported, tmp_path):
+    path, sig = exported
+    run_dir = path.rsplit("/export", 1)[0]
+    out = str(tmp_path / "ensemble")
+    assert cli.main(["export", "--run", run_dir, "--out", out,
+                     "--ensemble", run_dir]) == 0
+    loaded = tf.saved_model.load(out)
+    # Both members are in the SavedModel (their variables twice over).
+    assert len(loaded.model_variables) == 2 * len(
+        tf.saved_model.load(path).model_variables
+    )
+    ensemble = loaded.signatures
+    words = tf.constant(WORDS)
+    for name, kwargs in (("greedy", {}),
+                         ("beam", {"beam_width": tf.constant(3)})):
+        alone = sig[name](text=words, **kwargs)
+        both = ensemble[name](text=words, **kwargs)
+        assert (both["translation"].numpy() == alone["translation"].numpy()
+                ).all()
+        np.testing.assert_allclose(
+            both["scores"].numpy(), alone["scores"].numpy(), atol=1e-4
+        )

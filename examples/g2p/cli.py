@@ -47,6 +47,7 @@ def cmd_export(args):
 
     path = train_lib.export_run(
         args.run, args.out,
+        ensemble=args.ensemble or (),
         coverage_penalty=args.coverage_penalty,
         replace_unknown=args.replace_unknown,
         convention="tfa" if args.tfa_convention else "default",

@@ -104,15 +104,20 @@ def load_trained(run_dir, weights=None):
     return seq2seq, source, target, configs
 
 
-def export_run(run_dir, out=None, **options):
+def export_run(run_dir, out=None, ensemble=(), **options):
     """Exports a trained run as a SavedModel (the signatures of
     `examples.nmt.export.SIGNATURES`: words in; phones, tokens, attention
-    out). `options` go to `TranslatorModule` (`coverage_penalty`,
+    out).
+
+    `ensemble`: more run directories, decoded together with this one by
+    averaging the models' probabilities (G2P vocabularies are fixed, so any
+    runs combine). `options` go to `TranslatorModule` (`coverage_penalty`,
     `convention`, `replace_unknown`)."""
     seq2seq, source, target, _ = load_trained(run_dir)
+    members = [seq2seq] + [load_trained(r)[0] for r in ensemble]
     module = nmt_export.TranslatorModule(
-        seq2seq, source, target, max_output_tokens=text_lib.MAX_TOKENS,
-        **options,
+        members if len(members) > 1 else seq2seq, source, target,
+        max_output_tokens=text_lib.MAX_TOKENS, **options,
     )
     return nmt_export.export_saved_model(
         module, out or run_lib.run_path(run_dir, run_lib.EXPORT)

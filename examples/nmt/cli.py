@@ -296,11 +296,6 @@ def build_parser():
         "--out", default=None, help="SavedModel directory (default RUN/export)"
     )
     p.add_argument("--max-output-tokens", type=int, default=None)
-    p.add_argument(
-        "--ensemble", nargs="+", metavar="RUN", default=None,
-        help="more run directories with the same vocabularies: one "
-        "SavedModel that averages the models' probabilities",
-    )
     decoding_cli.export_option_arguments(p)
     p.set_defaults(func=cmd_export)
 

@@ -15,7 +15,13 @@ from examples.nmt import evaluate as eval_lib
 
 
 def export_option_arguments(parser):
-    """The decoding options stored in an exported SavedModel."""
+    """The decoding options stored in an exported SavedModel, and
+    `--ensemble` (more runs decoded together)."""
+    parser.add_argument(
+        "--ensemble", nargs="+", metavar="RUN", default=None,
+        help="more run directories with the same vocabularies: one "
+        "SavedModel that averages the models' probabilities",
+    )
     parser.add_argument(
         "--coverage-penalty", type=float, default=0.0, metavar="BETA",
         help="GNMT coverage penalty weight of beam search (default 0: off)",
