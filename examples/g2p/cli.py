@@ -15,7 +15,6 @@ example's), through the NMT example's argparse builder.
 """
 
 import argparse
-import json
 import os
 import sys
 
@@ -70,12 +69,9 @@ def cmd_evaluate(args):
         args.run, args.split, args.saved_model, args.max_words,
         args.beam_width,
     )
-    print(f"{args.split} split of {args.run}:")
-    print(eval_lib.format_metrics(metrics))
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump(eval_lib.strip_results(metrics), f, indent=2)
-    return 0
+    return nmt_cli.report_metrics(
+        args, metrics, eval_lib.format_metrics, eval_lib.strip_results
+    )
 
 
 def cmd_demo(args):

@@ -17,12 +17,14 @@ import tensorflow as tf
 import tensorflow_text as tf_text
 
 from examples.g2p.data import PHONES
-from examples.nmt.text import END_ID
+# The reserved ids are the NMT example's (re-exported for the G2P code).
+from examples.nmt.text import END_ID  # noqa: F401
 from examples.nmt.text import RESERVED_TOKENS
-from examples.nmt.text import START_ID
+from examples.nmt.text import START_ID  # noqa: F401
 from examples.nmt.text import UNK
 from examples.nmt.text import clean_strings
 from examples.nmt.text import content_ids
+from examples.nmt.text import frame_ids
 
 LETTERS = tuple("abcdefghijklmnopqrstuvwxyz'")
 # Longest token sequence, [START]/[END] included: CMUdict's longest word
@@ -91,17 +93,7 @@ class SymbolProcessor(tf.Module):
         """Ids `(batch, (tokens))` int64 with `[START]`/`[END]`."""
         symbols = self.symbols(texts)
         ids = tf.ragged.map_flat_values(self.token_to_id.lookup, symbols)
-        room = self.max_tokens - int(self.add_start) - int(self.add_end)
-        ids = ids[:, :room]
-        batch = ids.nrows()
-        parts = [ids]
-        if self.add_start:
-            parts.insert(
-                0, tf.fill([batch, 1], tf.constant(START_ID, tf.int64))
-            )
-        if self.add_end:
-            parts.append(tf.fill([batch, 1], tf.constant(END_ID, tf.int64)))
-        return tf.concat(parts, axis=1) if len(parts) > 1 else ids
+        return frame_ids(ids, self.max_tokens, self.add_start, self.add_end)
 
     def token_strings(self, ids):
         """The token strings of ids (any shape, ragged or dense)."""

@@ -146,11 +146,20 @@ def cmd_evaluate(args):
         args.run, args.split, args.saved_model, args.max_examples,
         args.beam_width,
     )
+    return report_metrics(
+        args, metrics, eval_lib.format_metrics, eval_lib.strip_results
+    )
+
+
+def report_metrics(args, metrics, format_metrics, strip_results):
+    """Prints the metrics of `evaluate` (and writes `--json`); status 0.
+
+    Shared with the G2P example, whose metrics have their own format."""
     print(f"{args.split} split of {args.run}:")
-    print(eval_lib.format_metrics(metrics))
+    print(format_metrics(metrics))
     if args.json:
         with open(args.json, "w") as f:
-            json.dump(eval_lib.strip_results(metrics), f, indent=2)
+            json.dump(strip_results(metrics), f, indent=2)
     return 0
 
 

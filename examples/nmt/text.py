@@ -128,6 +128,20 @@ def load_vocabulary(path):
         return [line.rstrip("\n") for line in f]
 
 
+def frame_ids(ids, max_tokens, add_start, add_end):
+    """Ragged ids `(batch, (tokens))` cut so that, with `[START]` and/or
+    `[END]` added as asked, no row is longer than `max_tokens`."""
+    room = max_tokens - int(add_start) - int(add_end)
+    ids = ids[:, :room]
+    batch = ids.nrows()
+    parts = [ids]
+    if add_start:
+        parts.insert(0, tf.fill([batch, 1], tf.constant(START_ID, tf.int64)))
+    if add_end:
+        parts.append(tf.fill([batch, 1], tf.constant(END_ID, tf.int64)))
+    return tf.concat(parts, axis=1) if len(parts) > 1 else ids
+
+
 def content_ids(ids):
     """The ids before the first `[END]`, without `[PAD]` and `[START]`.
 
@@ -220,16 +234,7 @@ class TextProcessor(tf.Module):
         """Token ids `(batch, (tokens))` int64, with `[START]`/`[END]` as
         configured."""
         ids = self.tokenize_words(texts).merge_dims(-2, -1)
-        room = self.max_tokens - int(self.add_start) - int(self.add_end)
-        ids = ids[:, :room]
-        batch = ids.nrows()
-        parts = [ids]
-        if self.add_start:
-            start = tf.fill([batch, 1], tf.constant(START_ID, tf.int64))
-            parts.insert(0, start)
-        if self.add_end:
-            parts.append(tf.fill([batch, 1], tf.constant(END_ID, tf.int64)))
-        return tf.concat(parts, axis=1) if len(parts) > 1 else ids
+        return frame_ids(ids, self.max_tokens, self.add_start, self.add_end)
 
     def token_strings(self, ids):
         """The token strings of ids (any shape, ragged or dense)."""
