@@ -13,6 +13,10 @@ train step) it measures target tokens per second of:
 - ours, step-wise: `AttentionRNN(AttentionWrapper(LSTMCell, score))` with
   input feeding and TFA's attention layer (no activation);
 - ours, sequence mode: LSTM decoder + attention + `AttentionalOutput`;
+- ours again, fast variants (`FAST_VARIANTS`): under `mixed_bfloat16` with
+  a float32 vocabulary projection (what the NMT example's
+  `--mixed-precision auto` picks on a CPU with AVX512_BF16 or AMX), and
+  float32 with XLA (`jit_compile=True`, now possible for `AttentionRNN`);
 - the TensorFlow tutorial's architecture (bidirectional GRU encoder, GRU
   decoder, one-head `MultiHeadAttention` + residual + `LayerNormalization`);
 
@@ -27,7 +31,8 @@ coverage penalty and a 2-model ensemble cost relative to plain beam 5
 Rounds interleave across the two processes: one call at a time, in
 alternating order, medians over rounds, ratios as medians of per-round
 ratios (`benchmarks.common`). The matmul peak of the same machine, in the
-same run, puts the sequence-mode step's FLOP/s in proportion.
+same run (float32, and bfloat16), puts the sequence-mode step's FLOP/s
+in proportion.
 """
 
 import argparse
@@ -41,6 +46,7 @@ import time
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
+import keras  # noqa: E402
 import tensorflow as tf  # noqa: E402
 
 from benchmarks import common  # noqa: E402
@@ -87,10 +93,10 @@ SIZES = {
 }
 
 
-def matmul_peak(n=2048, repeats=5):
-    """FLOP/s of a float32 `n x n` matmul in a `tf.function` (best of)."""
-    a = tf.random.normal([n, n])
-    b = tf.random.normal([n, n])
+def matmul_peak(n=2048, repeats=5, dtype="float32"):
+    """FLOP/s of an `n x n` matmul in a `tf.function` (best of)."""
+    a = tf.cast(tf.random.normal([n, n]), dtype)
+    b = tf.cast(tf.random.normal([n, n]), dtype)
     f = tf.function(lambda: tf.matmul(a, b))
     f().numpy()
     best = min(_seconds(f) for _ in range(repeats))
@@ -174,6 +180,21 @@ def build_local(sizes, savedir):
     timers["tutorial-train"] = local_timer(
         lambda: step(source, target_in, target_out), warmup
     )
+    # The fast variants: the example's default on a bfloat16 CPU
+    # (mixed_bfloat16, float32 vocabulary projection) and XLA.
+    for name, score, policy, jit in FAST_VARIANTS:
+        keras.config.set_dtype_policy(policy)
+        kind = name.split("-")[1]
+        build = (models.stepwise_model if kind == "stepwise"
+                 else models.sequence_model)
+        m = build(sizes, score, logits_dtype="float32")
+        if kind == "stepwise":
+            m = m[0]
+        keras.config.set_dtype_policy("float32")
+        step = models.train_step(m, jit_compile=jit)
+        timers[name] = local_timer(
+            lambda s=step: s(source, target_in, target_out), warmup
+        )
     model, parts = stepwise["luong"]
     # The ensemble's second member: same sizes, its own weights.
     translator = models.Translator(
@@ -199,7 +220,20 @@ def build_local(sizes, savedir):
     return timers, loaded
 
 
-def summarise(sizes, times, peak, tfa_info):
+# (timer, score, dtype policy, XLA) of the fast variants of our models.
+FAST_VARIANTS = [
+    (f"ours-{kind}-{score}-train-{tag}", score, policy, jit)
+    for kind in ("stepwise", "sequence")
+    for score, tag, policy, jit in (
+        ("luong", "xla", "float32", True),
+        ("luong", "bf16", "mixed_bfloat16", False),
+        ("bahdanau", "bf16", "mixed_bfloat16", False),
+    )
+]
+FAST_LABELS = {"xla": "float32, XLA", "bf16": "mixed_bfloat16"}
+
+
+def summarise(sizes, times, peak, tfa_info, bf16_peak=None):
     tokens = sizes["batch"] * sizes["target_length"]
     med = {n: common.median(t) for n, t in times.items()}
     rows = []
@@ -213,6 +247,11 @@ def summarise(sizes, times, peak, tfa_info):
         for kind in ("stepwise", "sequence"):
             rows.append((f"ours, {kind}, {tfa_name}",
                          f"ours-{kind}-{score}-train", tfa))
+            for tag, label in FAST_LABELS.items():
+                name = f"ours-{kind}-{score}-train-{tag}"
+                if name in times:
+                    rows.append((f"ours, {kind}, {tfa_name}, {label}", name,
+                                 tfa))
     rows.append(("TF tutorial (biGRU + one-head MHA)", "tutorial-train",
                  "tfa-luong-train"))
     training = []
@@ -224,6 +263,7 @@ def summarise(sizes, times, peak, tfa_info):
         })
     flops = models.sequence_step_flops(sizes)
     seq = med["ours-sequence-luong-train"]
+    fast = med.get("ours-sequence-luong-train-bf16", seq)
     decoding = []
     for batch in sizes["decode_batches"]:
         for name in ("greedy", "beam"):
@@ -261,6 +301,9 @@ def summarise(sizes, times, peak, tfa_info):
         "sequence_step_gflop": round(flops / 1e9, 2),
         "sequence_gflops": round(flops / seq / 1e9, 1),
         "sequence_share_of_peak": round(flops / seq / peak, 2),
+        "bf16_matmul_peak_gflops": round((bf16_peak or 0) / 1e9, 1),
+        "sequence_bf16_gflops": round(flops / fast / 1e9, 1),
+        "sequence_bf16_share_of_peak": round(flops / fast / peak, 2),
         "medians_s": {n: round(v, 5) for n, v in med.items()},
     }
 
@@ -295,7 +338,11 @@ def markdown(result):
         f"{result['matmul_peak_gflops']} GFLOP/s. Sequence-mode Luong step: "
         f"{result['sequence_step_gflop']} GFLOP, "
         f"{result['sequence_gflops']} GFLOP/s = "
-        f"{result['sequence_share_of_peak']:.0%} of the peak.",
+        f"{result['sequence_share_of_peak']:.0%} of the peak; under "
+        f"mixed_bfloat16 {result['sequence_bf16_gflops']} GFLOP/s = "
+        f"{result['sequence_bf16_share_of_peak']:.0%} of the float32 peak "
+        f"(bfloat16 2048^3 matmul: {result['bf16_matmul_peak_gflops']} "
+        "GFLOP/s).",
     ]
     return "\n".join(lines) + "\n"
 
@@ -335,8 +382,9 @@ def main(argv=None):
     finally:
         worker.close()
     peak = matmul_peak()
+    bf16_peak = matmul_peak(dtype="bfloat16")
     tfa_info = {k: worker.info[k] for k in ("tensorflow", "tfa")}
-    result = summarise(sizes, times, peak, tfa_info)
+    result = summarise(sizes, times, peak, tfa_info, bf16_peak)
     (out / "peers.json").write_text(json.dumps(result, indent=2))
     text = markdown(result)
     (out / "peers.md").write_text(text)

@@ -39,8 +39,11 @@ def encoder(sizes, source):
     )(x)
 
 
-def stepwise_parts(sizes, score):
-    """The step-wise decoder's layers: embedding, wrapper, projection."""
+def stepwise_parts(sizes, score, logits_dtype=None):
+    """The step-wise decoder's layers: embedding, wrapper, projection.
+
+    `logits_dtype="float32"` keeps the vocabulary projection in float32
+    under a mixed policy, as the NMT example does."""
     units = sizes["units"]
     wrapper = ka.AttentionWrapper(
         keras.layers.LSTMCell(units),
@@ -50,18 +53,21 @@ def stepwise_parts(sizes, score):
     )
     embedding = keras.layers.Embedding(sizes["vocab"], sizes["embedding_dim"])
     projection = keras.layers.Dense(
-        sizes["vocab"], bias_initializer=_output_bias(sizes["vocab"])
+        sizes["vocab"], bias_initializer=_output_bias(sizes["vocab"]),
+        dtype=logits_dtype,
     )
     return embedding, wrapper, projection
 
 
-def stepwise_model(sizes, score):
+def stepwise_model(sizes, score, logits_dtype=None):
     """The training model and the layers the translator reuses."""
     source = keras.Input((None,), dtype="int32", name="source")
     target = keras.Input((None,), dtype="int32", name="target")
     encoder_model = keras.Model(source, encoder(sizes, source))
     memory, h, c = encoder_model(source)
-    embedding, wrapper, projection = stepwise_parts(sizes, score)
+    embedding, wrapper, projection = stepwise_parts(
+        sizes, score, logits_dtype
+    )
     outputs, _ = ka.AttentionRNN(wrapper)(
         embedding(target), memory, initial_state=[h, c]
     )
@@ -69,7 +75,7 @@ def stepwise_model(sizes, score):
     return model, (encoder_model, embedding, wrapper, projection)
 
 
-def sequence_model(sizes, score):
+def sequence_model(sizes, score, logits_dtype=None):
     units = sizes["units"]
     source = keras.Input((None,), dtype="int32", name="source")
     target = keras.Input((None,), dtype="int32", name="target")
@@ -80,7 +86,9 @@ def sequence_model(sizes, score):
     )
     context, _ = _attention(score, units)(decoded, memory)
     attentional = ka.AttentionalOutput(units)(context, decoded)
-    logits = keras.layers.Dense(sizes["vocab"])(attentional)
+    logits = keras.layers.Dense(sizes["vocab"], dtype=logits_dtype)(
+        attentional
+    )
     return keras.Model([source, target], logits)
 
 
@@ -105,17 +113,19 @@ def tutorial_model(sizes):
     return keras.Model([source, target], logits)
 
 
-def train_step(model):
-    """One `tf.function` step: Adam on the masked cross-entropy."""
+def train_step(model, jit_compile=False):
+    """One `tf.function` step: Adam on the masked cross-entropy (of float32
+    logits); XLA-compiled with `jit_compile=True`."""
     optimizer = keras.optimizers.Adam()
     loss_fn = keras.losses.SparseCategoricalCrossentropy(
         from_logits=True, reduction=None
     )
 
-    @tf.function
+    @tf.function(jit_compile=jit_compile)
     def step(source, target_in, target_out):
         with tf.GradientTape() as tape:
-            logits = model([source, target_in], training=True)
+            logits = tf.cast(model([source, target_in], training=True),
+                             "float32")
             mask = tf.cast(target_out != 0, "float32")
             loss = tf.reduce_sum(loss_fn(target_out, logits) * mask)
             loss = loss / tf.reduce_sum(mask)

@@ -11,6 +11,7 @@ from keras_attention.attention_wrapper import AttentionWrapper
 from keras_attention.checks import check_feature_shape
 from keras_attention.checks import check_mask
 from keras_attention.checks import check_same_batch
+from keras_attention.loops import scan_steps
 from keras_attention.rnn_cells import dropout_cells
 from keras_attention.rnn_cells import prepare_dropout_masks
 from keras_attention.rnn_cells import reset_dropout_masks
@@ -47,14 +48,15 @@ class AttentionRNN(keras.layers.Layer):
     are drawn before the loop. The alignments are the weights before
     dropout.
 
-    The loop is `keras.ops.scan`, so the layer runs on the TensorFlow, JAX
-    and PyTorch backends and trains with `model.fit`. On TensorFlow the
-    training step cannot be compiled with XLA (`jit_compile=True`): the
-    layer sets `supports_jit = False`, so `model.compile`'s default
-    `jit_compile="auto"` leaves XLA off, as for Keras' cuDNN LSTM. The
-    sequence mode (a `keras.layers.LSTM` then an attention layer over all
-    steps) is faster when no input feeding is needed: it keeps the RNN a
-    single fused (cuDNN) layer and batches all attention products.
+    The loop runs on the TensorFlow, JAX and PyTorch backends and trains
+    with `model.fit`, with or without XLA: on TensorFlow it is a
+    `while_loop` bounded by the number of target steps (the gradient of an
+    unbounded `tf.while_loop`, which `keras.ops.scan` is there, does not
+    compile with XLA), elsewhere `keras.ops.scan`. The key projection of
+    the memory is computed once per call, before the loop. The sequence
+    mode (a `keras.layers.LSTM` then an attention layer over all steps) is
+    faster when no input feeding is needed: it keeps the RNN a single
+    fused (cuDNN) layer and batches all attention products.
 
     Reference:
         - [Luong et al., 2015](https://arxiv.org/abs/1508.04025)
@@ -128,11 +130,6 @@ class AttentionRNN(keras.layers.Layer):
         self.wrapper = wrapper
         self.return_state = return_state
         self.supports_masking = True
-        # TensorFlow's `keras.ops.scan` is a `tf.while_loop` without
-        # `maximum_iterations`, whose gradient XLA cannot compile: this keeps
-        # `jit_compile="auto"` off for models with this layer on TensorFlow,
-        # as Keras does for its cuDNN LSTM. JAX always compiles `lax.scan`.
-        self.supports_jit = False
 
     def _validate_shapes(self, inputs_shape: Shape, memory_shape: Shape):
         owner = self.__class__.__name__
@@ -266,15 +263,15 @@ class AttentionRNN(keras.layers.Layer):
                 new_carry = tree.map_structure(
                     lambda n, o: ops.where(keep, n, o), new_carry, old
                 )
-            # keras.ops.scan on TensorFlow requires the per-step outputs to
-            # have the structure of the carry: emit the whole carry.
-            return new_carry, new_carry
+            return new_carry
 
         init = {k: state[k] for k in carried}
         dtype = self.compute_dtype
         init["output"] = ops.zeros((batch_size, output_size), dtype)
         init["weights"] = ops.zeros((batch_size, source_len), dtype)
-        final, history = ops.scan(step, init, time_major)
+        final, history = scan_steps(
+            step, init, time_major, collect=("output", "weights")
+        )
 
         if cell_dropout:
             reset_dropout_masks(wrapper.cell)

@@ -169,20 +169,6 @@ def test_chief_and_worker_dir(tf_config, chief, directory):
     )
 
 
-@pytest.mark.parametrize(
-    "value, policy",
-    [(None, None), (False, None), (True, "mixed_float16"),
-     ("float16", "mixed_float16"), ("bfloat16", "mixed_bfloat16")],
-)
-def test_mixed_precision_policy(value, policy):
-    assert distribute.mixed_precision_policy(value) == policy
-
-
-def test_mixed_precision_policy_rejects_others():
-    with pytest.raises(ValueError, match="mixed_precision='float8'"):
-        distribute.mixed_precision_policy("float8")
-
-
 def test_workaround_is_a_no_op_outside_multi_worker():
     import keras
 

@@ -61,8 +61,12 @@ def test_flags_parse_to_config_values():
     assert model.score == "dot" and not model.bidirectional
     assert model.attention_units == 7
     assert train.bucket_boundaries == () and train.mixed_precision == "float16"
-    assert train.verbose == 0 and train.seed == 5 and train.jit_compile
+    assert train.verbose == 0 and train.seed == 5 and train.jit_compile == "on"
     assert parse(["train", "--verbose", "auto"])[3].verbose == "auto"
+    defaults = parse(["train"])[3]
+    assert defaults.mixed_precision == "auto" and defaults.jit_compile == "auto"
+    off = parse(["train", "--mixed-precision", "off", "--jit-compile", "off"])
+    assert off[3].mixed_precision == "off" and off[3].jit_compile == "off"
     assert parse(["train", "--mixed-precision", "bfloat16"])[3].mixed_precision == (
         "bfloat16"
     )

@@ -563,9 +563,9 @@ def test_fit_in_graph_mode():
     model = _train_model(
         keras.layers.LSTMCell(H), AdditiveAttention(4), "luong"
     )
-    # XLA cannot compile the TensorFlow gradient of keras.ops.scan: the
-    # layer keeps jit_compile="auto" (on by default on a GPU) off.
-    assert not model_supports_jit(model)
+    # The loop has a known trip count on every backend (TensorFlow: a
+    # bounded while loop): XLA may compile it (jit_compile="auto").
+    assert model_supports_jit(model)
     model.compile(
         keras.optimizers.Adam(0.05),
         keras.losses.SparseCategoricalCrossentropy(from_logits=True),
@@ -577,6 +577,39 @@ def test_fit_in_graph_mode():
     )
     losses = history.history["loss"]
     assert np.all(np.isfinite(losses)) and losses[-1] < losses[0]
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(
+    keras.backend.backend() == "torch", reason="XLA: TensorFlow and JAX"
+)
+@pytest.mark.parametrize("wiring", ["luong", "bahdanau"])
+def test_xla_fit_matches_fit_without_xla(wiring):
+    """`jit_compile=True` trains a masked `AttentionRNN` (TensorFlow: the
+    gradient of its bounded while loop compiles) with the same steps."""
+    src, tgt_in, labels = _copy_task(np.random.default_rng(3))
+    runs = []
+    for jit in (False, True):
+        keras.utils.set_random_seed(0)
+        model = _train_model(
+            keras.layers.LSTMCell(H), AdditiveAttention(4), wiring
+        )
+        model.compile(
+            keras.optimizers.Adam(0.05),
+            keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+            jit_compile=jit,
+        )
+        assert model.jit_compile is jit
+        history = model.fit(
+            [src, tgt_in], labels, epochs=3, batch_size=4, verbose=0,
+            shuffle=False,
+        )
+        runs.append((history.history["loss"], model.get_weights()))
+    (losses, weights), (xla_losses, xla_weights) = runs
+    assert losses[-1] < losses[0]
+    np.testing.assert_allclose(xla_losses, losses, rtol=1e-4)
+    for a, b in zip(weights, xla_weights):
+        np.testing.assert_allclose(b, a, rtol=1e-3, atol=1e-5)
 
 
 @pytest.mark.slow

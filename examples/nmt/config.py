@@ -19,6 +19,7 @@ from typing import Optional
 from typing import Tuple
 from typing import Union
 
+from examples.nmt import acceleration
 from examples.nmt import dates
 from examples.nmt import distribute
 from examples.nmt import text
@@ -269,14 +270,22 @@ class TrainConfig:
         "length buckets (none: pad each batch to its longest)",
         type=int, nargs="*",
     )
-    mixed_precision: Optional[str] = option(
-        None,
-        "mixed_float16 (the default when given alone) or mixed_bfloat16 "
-        "policy; logits and softmaxes stay float32",
-        type=str, choices=distribute.MIXED_PRECISION, nargs="?",
+    mixed_precision: str = option(
+        "auto",
+        "dtype policy: 'auto' (mixed_bfloat16 on a CPU with AVX512_BF16/AMX "
+        "or a GPU of compute capability >= 8.0, mixed_float16 on 7.x, else "
+        "float32), 'off' (float32), 'float16' (the value when the flag is "
+        "given alone) or 'bfloat16'; logits and softmaxes stay float32",
+        type=str, choices=acceleration.MIXED_PRECISION, nargs="?",
         const="float16",
     )
-    jit_compile: bool = option(False, "XLA-compile the train step")
+    jit_compile: str = option(
+        "auto",
+        "XLA-compile the train step: 'auto' (Keras' choice on a GPU; off on "
+        "CPU, where it was measured slower), 'on' (the value when the flag "
+        "is given alone) or 'off'",
+        type=str, choices=acceleration.JIT_COMPILE, nargs="?", const="on",
+    )
     strategy: str = option(
         "default",
         "'mirrored': all local GPUs; 'multi-worker': the workers of "

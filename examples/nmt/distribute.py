@@ -31,7 +31,6 @@ import types
 import tensorflow as tf
 
 STRATEGIES = ("default", "mirrored", "multi-worker")
-MIXED_PRECISION = ("float16", "bfloat16")
 
 _multi_worker_strategy = None
 
@@ -187,31 +186,6 @@ def make_tf_config(addresses, index, task_type="worker"):
         "cluster": {task_type: addresses},
         "task": {"type": task_type, "index": index},
     }
-
-
-# ----------------------------------------------------------------------
-# Mixed precision.
-
-
-def mixed_precision_policy(value):
-    """The Keras dtype policy of a `--mixed-precision` value.
-
-    `None`/`False` -> `None` (float32); `True` or `"float16"` ->
-    `"mixed_float16"`; `"bfloat16"` -> `"mixed_bfloat16"`.
-
-    Raises:
-        ValueError: for any other value.
-    """
-    if value is None or value is False:
-        return None
-    if value is True:
-        value = "float16"
-    if value not in MIXED_PRECISION:
-        raise ValueError(
-            f"`mixed_precision` must be one of {MIXED_PRECISION}. "
-            f"Received: mixed_precision={value!r}"
-        )
-    return f"mixed_{value}"
 
 
 # ----------------------------------------------------------------------

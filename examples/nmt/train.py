@@ -25,6 +25,7 @@ import warnings
 
 import keras
 
+from examples.nmt import acceleration
 from examples.nmt import distribute
 from examples.nmt import model as model_lib
 from examples.nmt import pipeline
@@ -80,7 +81,7 @@ def compile_model(seq2seq, train_config, total_steps):
         ),
         loss=loss,
         metrics=metrics,
-        jit_compile=train_config.jit_compile,
+        jit_compile=acceleration.jit_compile_setting(train_config.jit_compile),
     )
 
 
@@ -100,16 +101,13 @@ def start(run_dir, train_config):
 
     Creates the `tf.distribute` strategy (MultiWorkerMirroredStrategy must
     exist before any TF op runs), the worker's run directory (workers other
-    than the chief write to their own sub-directory), seeds and sets the
-    mixed-precision policy.
+    than the chief write to their own sub-directory) and seeds. (`fit`
+    builds the model under the mixed-precision policy.)
     """
     strategy = distribute.get_strategy(train_config.strategy)
     run_dir = distribute.worker_dir(run_dir, strategy)
     os.makedirs(run_dir, exist_ok=True)
     keras.utils.set_random_seed(train_config.seed)
-    policy = distribute.mixed_precision_policy(train_config.mixed_precision)
-    if policy:
-        keras.config.set_dtype_policy(policy)
     return strategy, run_dir
 
 
@@ -190,7 +188,9 @@ def fit(
 
     Returns:
         `(seq2seq, history dict)`; the run directory holds the checkpoints,
-        the final weights and `history.json`.
+        the final weights and `history.json`. The model's layers compute
+        under the run's dtype policy (`TrainConfig.mixed_precision`); the
+        global policy is left as it was.
     """
     if bool(train_config.guided_alignment) != (links is not None):
         raise ValueError(
@@ -217,7 +217,9 @@ def fit(
         if validation is not None
         else None
     )
-    with strategy.scope():
+    policy = acceleration.mixed_precision_policy(train_config.mixed_precision)
+    # The policy applies to this model's layers only (see `acceleration`).
+    with strategy.scope(), acceleration.dtype_policy(policy):
         seq2seq = model_lib.build_model(model_config)
         compile_model(
             seq2seq, train_config, steps_per_epoch * train_config.epochs
@@ -271,7 +273,13 @@ def fit(
     )
     record = {k: [float(x) for x in v] for k, v in history.history.items()}
     record["train_seconds"] = elapsed
+    record["dtype_policy"] = policy or "float32"
+    record["jit_compile"] = bool(model.jit_compile)
     with open(run_lib.run_path(run_dir, run_lib.HISTORY), "w") as f:
         json.dump(record, f, indent=2)
-    log(f"trained {len(history.epoch)} epochs in {elapsed:.0f} s -> {run_dir}")
+    log(
+        f"trained {len(history.epoch)} epochs in {elapsed:.0f} s "
+        f"({record['dtype_policy']}, XLA {'on' if model.jit_compile else 'off'})"
+        f" -> {run_dir}"
+    )
     return seq2seq, record
