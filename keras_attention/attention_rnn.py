@@ -12,8 +12,10 @@ from keras_attention.checks import check_feature_shape
 from keras_attention.checks import check_mask
 from keras_attention.checks import check_same_batch
 from keras_attention.loops import scan_steps
+from keras_attention.rnn_cells import can_project_inputs
 from keras_attention.rnn_cells import dropout_cells
 from keras_attention.rnn_cells import prepare_dropout_masks
+from keras_attention.rnn_cells import project_inputs
 from keras_attention.rnn_cells import reset_dropout_masks
 from keras_attention.typing import NestedTensor
 from keras_attention.typing import Shape
@@ -52,8 +54,12 @@ class AttentionRNN(keras.layers.Layer):
     with `model.fit`, with or without XLA: on TensorFlow it is a
     `while_loop` bounded by the number of target steps (the gradient of an
     unbounded `tf.while_loop`, which `keras.ops.scan` is there, does not
-    compile with XLA), elsewhere `keras.ops.scan`. The key projection of
-    the memory is computed once per call, before the loop. The sequence
+    compile with XLA), elsewhere `keras.ops.scan`. What does not depend on
+    the step is computed once per call, before the loop: the key projection
+    of the memory and, for a plain `keras.layers.LSTMCell` without dropout
+    in the call, the input projection of its gates (`x_t @ W_x + b` for
+    all `t` in one matmul; the attention part of the cell input stays in
+    the loop). The sequence
     mode (a `keras.layers.LSTM` then an attention layer over all steps) is
     faster when no input feeding is needed: it keeps the RNN a single
     fused (cuDNN) layer and batches all attention products.
@@ -214,8 +220,14 @@ class AttentionRNN(keras.layers.Layer):
         # `model.export` or `fit` retracing on new lengths). The target mask
         # and the attention dropout masks travel as 0/1 features appended to
         # the inputs.
-        size = inputs.shape[-1]
-        parts = [inputs]
+        # The input projection of a plain LSTM cell (`x_t @ W_x + b` of its
+        # gates) does not depend on the loop: one matmul for all steps.
+        hoisted = can_project_inputs(wrapper.cell, bool(training))
+        step_inputs = inputs
+        if hoisted:
+            step_inputs = project_inputs(wrapper.cell, inputs)
+        size = step_inputs.shape[-1]
+        parts = [step_inputs]
         masked = inputs_mask is not None
         if masked:
             parts.append(ops.expand_dims(inputs_mask, -1))
@@ -231,7 +243,7 @@ class AttentionRNN(keras.layers.Layer):
                 )
             )
         packed = ops.concatenate(
-            [ops.cast(p, inputs.dtype) for p in parts], axis=-1
+            [ops.cast(p, step_inputs.dtype) for p in parts], axis=-1
         )
         time_major = ops.transpose(packed, (1, 0, 2))
 
@@ -244,7 +256,8 @@ class AttentionRNN(keras.layers.Layer):
                 dropout_mask = x_t[:, size + int(masked) :] > 0.5
             # The reshape restores the static feature size, which slicing
             # a tensor of unknown width loses.
-            output, new_state, weights = wrapper.step(
+            run_step = wrapper.projected_step if hoisted else wrapper.step
+            output, new_state, weights = run_step(
                 ops.reshape(x_t[:, :size], (-1, size)),
                 loop_state,
                 training=training,

@@ -361,6 +361,25 @@ class AttentionWrapper(keras.layers.Layer):
             self.build(inputs.shape, state["memory"].shape)
         return wiring_step(self, inputs, state, training, dropout_mask)
 
+    def projected_step(
+        self,
+        projected_inputs: Tensor,
+        state: dict,
+        training: bool = False,
+        dropout_mask: Optional[Tensor] = None,
+    ) -> tuple:
+        """`step` from the cell's input projection of the step inputs.
+
+        For loops that hoist the projection out of the loop (`AttentionRNN`
+        does): `projected_inputs` is `rnn_cells.project_inputs(self.cell,
+        inputs)`, which exists where `rnn_cells.can_project_inputs(self.cell,
+        training)`. The wrapper must be built. Same returns as `step`.
+        """
+        return wiring_step(
+            self, projected_inputs, state, training, dropout_mask,
+            projected=True,
+        )
+
     def get_config(self) -> dict:
         config = super().get_config()
         config.update(

@@ -141,3 +141,67 @@ def reset_dropout_masks(cell: keras.layers.Layer) -> None:
     for sub in dropout_cells(cell):
         sub.reset_dropout_mask()
         sub.reset_recurrent_dropout_mask()
+
+
+# ----------------------------------------------------------------------
+# The input projection of an LSTM cell, hoisted out of a loop.
+
+
+def can_project_inputs(cell: keras.layers.Layer, training: bool) -> bool:
+    """Whether `project_inputs`/`run_projected_cell` can replace `cell`.
+
+    True for a plain `keras.layers.LSTMCell` (not a subclass, whose call may
+    differ) without dropout in this call: its gates are
+    `[x; u] @ kernel + h @ recurrent_kernel + bias`, so the `x` part of all
+    steps is one matmul before the loop.
+    """
+    if type(cell) is not keras.layers.LSTMCell:
+        return False
+    return not (training and (cell.dropout > 0 or cell.recurrent_dropout > 0))
+
+
+def project_inputs(cell: keras.layers.Layer, inputs: Tensor) -> Tensor:
+    """`inputs @ kernel[:E] + bias` of a built LSTM cell, for all steps.
+
+    `inputs` is `(..., E)`, the first `E` features of the cell input; the
+    result `(..., 4 * units)`, in the cell's compute dtype.
+    """
+    dtype = cell.compute_dtype
+    size = inputs.shape[-1]
+    kernel = ops.cast(cell.kernel, dtype)[:size]
+    projected = ops.matmul(ops.cast(inputs, dtype), kernel)
+    if cell.use_bias:
+        projected = projected + ops.cast(cell.bias, dtype)
+    return projected
+
+
+def run_projected_cell(
+    cell: keras.layers.Layer,
+    projected: Tensor,
+    other_inputs: Optional[Tensor],
+    cell_state: NestedTensor,
+) -> Tuple[Tensor, NestedTensor]:
+    """One LSTM step from `project_inputs`' slice of this step.
+
+    The same as `run_cell(cell, [x; other_inputs], cell_state)`: `other_inputs`
+    (or `None`) are the cell input's features after the projected ones.
+    """
+    dtype = cell.compute_dtype
+    h, c = cell_state
+    h = ops.cast(h, dtype)
+    z = ops.cast(projected, dtype) + ops.matmul(
+        h, ops.cast(cell.recurrent_kernel, dtype)
+    )
+    if other_inputs is not None:
+        kernel = ops.cast(cell.kernel, dtype)
+        size = other_inputs.shape[-1]
+        z = z + ops.matmul(
+            ops.cast(other_inputs, dtype), kernel[kernel.shape[0] - size :]
+        )
+    z_i, z_f, z_c, z_o = ops.split(z, 4, axis=-1)
+    i = cell.recurrent_activation(z_i)
+    f = cell.recurrent_activation(z_f)
+    c = f * ops.cast(c, dtype) + i * cell.activation(z_c)
+    o = cell.recurrent_activation(z_o)
+    h = o * cell.activation(c)
+    return h, tree.pack_sequence_as(cell_state, [h, c])

@@ -15,6 +15,7 @@ from keras import ops
 
 from keras_attention.rnn_cells import previous_output
 from keras_attention.rnn_cells import run_cell
+from keras_attention.rnn_cells import run_projected_cell
 from keras_attention.typing import Tensor
 
 WIRINGS = ("luong", "bahdanau")
@@ -50,34 +51,41 @@ def wiring_step(
     state: dict,
     training: Optional[bool],
     dropout_mask: Optional[Tensor] = None,
+    projected: bool = False,
 ) -> Tuple[Tensor, dict, Tensor]:
     """One decoder step of a built `AttentionWrapper`.
 
     Args:
         wrapper: The `AttentionWrapper`.
-        inputs: `(batch_size, E)` step inputs.
+        inputs: `(batch_size, E)` step inputs, or with `projected=True`
+            their `rnn_cells.project_inputs` (an LSTM cell's input
+            projection, hoisted out of a loop).
         state: The wrapper state (see `AttentionWrapper.get_initial_state`).
         training: Python boolean, whether dropout is applied.
         dropout_mask: Optional boolean `(batch_size, S)` keep mask of the
             attention dropout.
+        projected: Whether `inputs` are projected.
 
     Returns:
         `(output, new_state, weights)`, as `AttentionWrapper.step`.
     """
     cell = wrapper.cell
     cell_state = state["cell_state"]
+
+    def run(other: Optional[Tensor]):
+        # The cell on `[inputs; other]` (`other` may be None).
+        if projected:
+            return run_projected_cell(cell, inputs, other, cell_state)
+        cell_inputs = inputs if other is None else _concat(cell, inputs, other)
+        return run_cell(cell, cell_inputs, cell_state, training)
+
     if wrapper.wiring == "bahdanau":
         query = previous_output(cell, cell_state)
         attended = _attend(wrapper, query, state, training, dropout_mask)
-        cell_output, new_cell_state = run_cell(
-            cell, _concat(cell, inputs, attended[0]), cell_state, training
-        )
+        cell_output, new_cell_state = run(attended[0])
     else:
-        cell_inputs = inputs
-        if wrapper.feeds_attention:
-            cell_inputs = _concat(cell, inputs, state["attention"])
-        cell_output, new_cell_state = run_cell(
-            cell, cell_inputs, cell_state, training
+        cell_output, new_cell_state = run(
+            state["attention"] if wrapper.feeds_attention else None
         )
         attended = _attend(
             wrapper, cell_output, state, training, dropout_mask

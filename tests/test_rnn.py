@@ -807,3 +807,70 @@ def test_float_masks_are_refused():
     want = rnn(x, memory, memory_mask=int_mask.astype(bool))
     for g, w in zip(got, want):
         np.testing.assert_array_equal(to_np(g), to_np(w))
+
+
+# ----------------------------------------------------------------------------
+# The hoisted input projection of a plain LSTM cell.
+
+
+class _SubclassedLSTMCell(keras.layers.LSTMCell):
+    """Not a plain `LSTMCell`: `AttentionRNN` runs it through its call."""
+
+
+@pytest.mark.parametrize(
+    "wiring, feeding", [("luong", True), ("luong", False), ("bahdanau", False)]
+)
+def test_hoisted_input_projection_matches_the_cell_call(wiring, feeding):
+    """A plain `LSTMCell`'s input projection is computed before the loop;
+    outputs, alignments, final state and gradients (w.r.t. inputs and
+    memory) are those of the cell's own call, padded steps included."""
+    from keras_attention.rnn_cells import can_project_inputs
+
+    rng = np.random.default_rng(11)
+    x = rng.normal(size=(3, 5, E)).astype("float32")
+    memory = rng.normal(size=(3, 6, D)).astype("float32")
+    inputs_mask = random_mask(rng, (3, 5))
+    memory_mask = random_mask(rng, (3, 6))
+    results = []
+    for cell_cls in (keras.layers.LSTMCell, _SubclassedLSTMCell):
+        keras.utils.set_random_seed(0)
+        layer = AttentionRNN(
+            AttentionWrapper(
+                cell_cls(H), AdditiveAttention(5), attention_layer_size=6,
+                wiring=wiring, input_feeding=feeding,
+            ),
+            return_state=True,
+        )
+        layer(x, memory)  # build
+        assert can_project_inputs(layer.wrapper.cell, True) is (
+            cell_cls is keras.layers.LSTMCell
+        )
+        if results:
+            layer.set_weights(results[0][0])
+
+        def run(x_, memory_, layer=layer):
+            out, align, final = layer(
+                x_, memory_, inputs_mask=inputs_mask,
+                memory_mask=memory_mask, training=True,
+            )
+            return out, align, final["cell_state"], final["attention"]
+
+        outputs, grads = gradients(run, x, memory)
+        results.append((layer.get_weights(), outputs, grads))
+    (_, ours, our_grads), (_, ref, ref_grads) = results
+    for a, b in zip(keras.tree.flatten(ours), keras.tree.flatten(ref)):
+        np.testing.assert_allclose(to_np(a), to_np(b), rtol=1e-5, atol=1e-6)
+    for a, b in zip(our_grads, ref_grads):
+        np.testing.assert_allclose(to_np(a), to_np(b), rtol=1e-4, atol=1e-6)
+
+
+def test_lstm_dropout_is_not_hoisted():
+    from keras_attention.rnn_cells import can_project_inputs
+
+    assert can_project_inputs(keras.layers.LSTMCell(2, dropout=0.5), False)
+    assert not can_project_inputs(keras.layers.LSTMCell(2, dropout=0.5), True)
+    assert not can_project_inputs(
+        keras.layers.LSTMCell(2, recurrent_dropout=0.5), True
+    )
+    assert not can_project_inputs(keras.layers.GRUCell(2), False)
+    assert not can_project_inputs(_SubclassedLSTMCell(2), False)
