@@ -109,6 +109,31 @@ def test_shift_takes_the_row_of_the_step_that_reads_the_word(tmp_path):
     assert shifted == [{(0, 0), (1, 1), (2, 2)}]
 
 
+def test_shift_applies_to_the_reverse_run(tmp_path, monkeypatch):
+    from examples.nmt import run as run_lib
+
+    path = _vocab(tmp_path, ["a", "b", "c", "x", "y", "z"])
+    source = text_lib.TextProcessor(path, add_start=False)
+    target = text_lib.TextProcessor(path)
+    monkeypatch.setattr(
+        run_lib, "load_trained",
+        lambda run_dir: (_FixedAttention(), source, target, None),
+    )
+    pairs = [("a b c", "x y z")]
+    diagonal = [{(0, 0), (1, 1), (2, 2)}]
+    # The reverse run reads "x y z" -> "a b c"; its links are transposed.
+    assert align.align_run(None, pairs, reverse_run="rev") == [
+        {(0, 2), (1, 0), (2, 1)}
+    ]
+    assert align.align_run(None, pairs, reverse_run="rev", shift=True) == (
+        diagonal
+    )
+    assert align.align_run(
+        "fwd", pairs, reverse_run="rev", symmetrize="intersection",
+        shift=True,
+    ) == diagonal
+
+
 # ----------------------------------------------------------------------
 # Guided alignment through the pipeline.
 
