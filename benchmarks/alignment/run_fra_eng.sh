@@ -1,10 +1,11 @@
 #!/bin/bash
 # Alignment figures of docs/alignment.md on the fra-eng pairs (issue 16).
 # Usage: benchmarks/alignment/run_fra_eng.sh [DATA_DIR] [OUT_DIR]
-# Runs one step at a time, niced; about 60 min on 2 shared CPU cores.
+# Runs one step at a time, niced; about 75 min on 2 shared CPU cores.
 # SKIP_PREP=1 / SKIP_TRAIN=1 reuse the data / the runs already in OUT_DIR;
-# SKIP_NOBRIDGE=1 leaves out the runs without the bridge; EMB=1 adds the
-# dates fix runs (embeddings as values; not re-run for the last figures).
+# SKIP_NOBRIDGE=1 / SKIP_KEYS=1 leave out the runs without the bridge /
+# with embeddings as attention keys; EMB=1 adds the dates fix runs
+# (embeddings as values; not re-run for the last figures).
 set -euo pipefail
 FRA=${1:-/work/shared/data/fra-eng/fra.txt}
 D=${2:-runs/fra}
@@ -44,8 +45,9 @@ fi
 
 # 3. The example (defaults: bidirectional LSTM 128, general score, bridge),
 #    each direction guided by eflomal's grow-diag-final-and links, then
-#    unsupervised, then unsupervised without the bridge. The gold pairs
-#    fall in the test split (README of the gold).
+#    unsupervised, then unsupervised without the bridge, then unsupervised
+#    with the source embeddings as attention keys (values stay the encoder
+#    states). The gold pairs fall in the test split (README of the gold).
 train() {
     echo "== train $*"
     timeout 1500 $PY -m examples.nmt train --data "$D/fra_shuf.txt" \
@@ -55,6 +57,7 @@ train() {
 # picks some).
 ALL="guided:fr_en_guided:en_fr_guided unsup:fr_en:en_fr"
 [ -n "${SKIP_NOBRIDGE:-}" ] || ALL="$ALL nobridge:fr_en_nobridge:en_fr_nobridge"
+[ -n "${SKIP_KEYS:-}" ] || ALL="$ALL keys:fr_en_keys:en_fr_keys"
 PAIRS=${PAIRS:-$ALL}
 if [ -z "${SKIP_TRAIN:-}" ]; then
 train --out "$D/fr_en_guided" --guided-alignment "$D/eflomal_shuf.align"
@@ -65,6 +68,11 @@ train --out "$D/en_fr" --direction from-english
 if [ -z "${SKIP_NOBRIDGE:-}" ]; then
 train --out "$D/fr_en_nobridge" --no-bridge
 train --out "$D/en_fr_nobridge" --direction from-english --no-bridge
+fi
+if [ -z "${SKIP_KEYS:-}" ]; then
+train --out "$D/fr_en_keys" --attention-keys embedding
+train --out "$D/en_fr_keys" --direction from-english \
+    --attention-keys embedding
 fi
 fi
 
