@@ -1,7 +1,7 @@
 #!/bin/bash
 # Alignment figures of docs/alignment.md on the fra-eng pairs (issue 16).
 # Usage: benchmarks/alignment/run_fra_eng.sh [DATA_DIR] [OUT_DIR]
-# Runs one step at a time, niced; about 75 min on 2 shared CPU cores.
+# Runs one step at a time, niced; about 90 min on 2 shared CPU cores.
 # SKIP_PREP=1 / SKIP_TRAIN=1 reuse the data / the runs already in OUT_DIR;
 # SKIP_NOBRIDGE=1 / SKIP_KEYS=1 leave out the runs without the bridge /
 # with embeddings as attention keys; EMB=1 adds the dates fix runs
@@ -47,7 +47,8 @@ fi
 #    each direction guided by eflomal's grow-diag-final-and links, then
 #    unsupervised, then unsupervised without the bridge, then unsupervised
 #    with the source embeddings as attention keys (values stay the encoder
-#    states). The gold pairs fall in the test split (README of the gold).
+#    states), with and without the bridge. The gold pairs fall in the test
+#    split (README of the gold).
 train() {
     echo "== train $*"
     timeout 1500 $PY -m examples.nmt train --data "$D/fra_shuf.txt" \
@@ -57,7 +58,8 @@ train() {
 # picks some).
 ALL="guided:fr_en_guided:en_fr_guided unsup:fr_en:en_fr"
 [ -n "${SKIP_NOBRIDGE:-}" ] || ALL="$ALL nobridge:fr_en_nobridge:en_fr_nobridge"
-[ -n "${SKIP_KEYS:-}" ] || ALL="$ALL keys:fr_en_keys:en_fr_keys"
+[ -n "${SKIP_KEYS:-}" ] ||
+    ALL="$ALL keys:fr_en_keys:en_fr_keys keysnb:fr_en_keysnb:en_fr_keysnb"
 PAIRS=${PAIRS:-$ALL}
 if [ -z "${SKIP_TRAIN:-}" ]; then
 train --out "$D/fr_en_guided" --guided-alignment "$D/eflomal_shuf.align"
@@ -73,6 +75,9 @@ if [ -z "${SKIP_KEYS:-}" ]; then
 train --out "$D/fr_en_keys" --attention-keys embedding
 train --out "$D/en_fr_keys" --direction from-english \
     --attention-keys embedding
+train --out "$D/fr_en_keysnb" --attention-keys embedding --no-bridge
+train --out "$D/en_fr_keysnb" --direction from-english \
+    --attention-keys embedding --no-bridge
 fi
 fi
 
