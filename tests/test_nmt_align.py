@@ -79,6 +79,61 @@ def test_piece_counts_follow_the_processor(tmp_path):
     assert ids[-1] == text_lib.END_ID
 
 
+class _FixedAttention:
+    """A stand-in `Seq2Seq` whose attention row `r` is all on source
+    token `(r - 1) mod 3`."""
+
+    def attention_model(self, inputs, training=False):
+        batch, rows = inputs["target_in"].shape
+        columns = inputs["source_ids"].shape[1]
+        weights = np.zeros((batch, rows, columns), "float32")
+        for r in range(rows):
+            weights[:, r, (r - 1) % 3] = 1.0
+        return weights
+
+
+def test_shift_takes_the_row_of_the_step_that_reads_the_word(tmp_path):
+    (tmp_path / "s").mkdir()
+    (tmp_path / "t").mkdir()
+    source = text_lib.TextProcessor(
+        _vocab(tmp_path / "s", ["a", "b", "c"]), add_start=False
+    )
+    target = text_lib.TextProcessor(_vocab(tmp_path / "t", ["x", "y", "z"]))
+    pairs = [("a b c", "x y z")]
+    # Row r predicts target word r; row r + 1 reads it.
+    plain = align.attention_word_links(_FixedAttention(), source, target, pairs)
+    shifted = align.attention_word_links(
+        _FixedAttention(), source, target, pairs, shift=True
+    )
+    assert plain == [{(2, 0), (0, 1), (1, 2)}]
+    assert shifted == [{(0, 0), (1, 1), (2, 2)}]
+
+
+def test_shift_applies_to_the_reverse_run(tmp_path, monkeypatch):
+    from examples.nmt import run as run_lib
+
+    path = _vocab(tmp_path, ["a", "b", "c", "x", "y", "z"])
+    source = text_lib.TextProcessor(path, add_start=False)
+    target = text_lib.TextProcessor(path)
+    monkeypatch.setattr(
+        run_lib, "load_trained",
+        lambda run_dir: (_FixedAttention(), source, target, None),
+    )
+    pairs = [("a b c", "x y z")]
+    diagonal = [{(0, 0), (1, 1), (2, 2)}]
+    # The reverse run reads "x y z" -> "a b c"; its links are transposed.
+    assert align.align_run(None, pairs, reverse_run="rev") == [
+        {(0, 2), (1, 0), (2, 1)}
+    ]
+    assert align.align_run(None, pairs, reverse_run="rev", shift=True) == (
+        diagonal
+    )
+    assert align.align_run(
+        "fwd", pairs, reverse_run="rev", symmetrize="intersection",
+        shift=True,
+    ) == diagonal
+
+
 # ----------------------------------------------------------------------
 # Guided alignment through the pipeline.
 
@@ -234,6 +289,16 @@ def test_cli_round_trip_train_align_score(tmp_path, capsys):
         ["align", "--run", run_dir, "--data", gold, "--out", hyp,
          "--reverse-run", rev_dir, "--quiet"]
     ) == 0
+    shifted = str(tmp_path / "shifted.align")
+    assert cli.main(
+        ["align", "--run", run_dir, "--data", gold, "--out", shifted,
+         "--reverse-run", rev_dir, "--quiet", "--shift",
+         "--symmetrize", "intersection"]
+    ) == 0
+    # Intersection: at most one link per word of each side.
+    for links, _ in al.read_pharaoh(shifted):
+        assert len({i for i, _ in links}) == len(links)
+        assert len({j for _, j in links}) == len(links)
     lines = al.read_pharaoh(hyp)
     assert len(lines) == 40
     # The links are over the whitespace words of the pairs.

@@ -1,7 +1,11 @@
 #!/bin/bash
 # Alignment figures of docs/alignment.md on the fra-eng pairs (issue 16).
 # Usage: benchmarks/alignment/run_fra_eng.sh [DATA_DIR] [OUT_DIR]
-# Runs one step at a time, niced; about 35 min on 2 shared CPU cores.
+# Runs one step at a time, niced; about 90 min on 2 shared CPU cores.
+# SKIP_PREP=1 / SKIP_TRAIN=1 reuse the data / the runs already in OUT_DIR;
+# SKIP_NOBRIDGE=1 / SKIP_KEYS=1 leave out the runs without the bridge /
+# with embeddings as attention keys; EMB=1 adds the dates fix runs
+# (embeddings as values; not re-run for the last figures).
 set -euo pipefail
 FRA=${1:-/work/shared/data/fra-eng/fra.txt}
 D=${2:-runs/fra}
@@ -20,48 +24,103 @@ awk -F'\t' '{print $2"\t"$1}' $GOLD/pairs.tsv > "$D/gold_anki.txt"
 cat "$D/gold_anki.txt" "$FRA" > "$D/fra_gold.txt"
 
 # 2. eflomal on every pair, both directions, grow-diag-final-and; scored
-#    on the gold (the first 100 pairs).
+#    on the gold (the first 100 pairs). eflomal is not seeded: its AER
+#    moves by about half a point from one run to the next.
 $PY -m benchmarks.alignment.eflomal_recipe --data "$D/fra_gold.txt" \
     --max-pairs 1000000 --out "$D/eflomal.align" --gold $GOLD/gold.pharaoh
 $PY -m benchmarks.alignment.shuffle_pairs --data "$D/fra_gold.txt" \
     --links "$D/eflomal.align" --keep-first 100 \
     --out-data "$D/fra_shuf.txt" --out-links "$D/eflomal_shuf.align"
+# The links are French word first (the pairs' French -> English
+# orientation); `--guided-alignment` wants the run's source word first,
+# so the English -> French run gets them transposed.
+$PY -c '
+import sys
+from keras_attention import alignment as al
+lines = al.read_pharaoh(sys.argv[1])
+al.write_pharaoh(sys.argv[2], [al.transpose_links(s) for s, _ in lines],
+                 [al.transpose_links(p) for _, p in lines])
+' "$D/eflomal_shuf.align" "$D/eflomal_shuf_en_fr.align"
 fi
 
-# 3. The example, unsupervised, each direction; then guided by eflomal's
-#    grow-diag-final-and links (French -> English). The gold pairs fall in
-#    the test split (README of the gold).
+# 3. The example (defaults: bidirectional LSTM 128, general score, bridge),
+#    each direction guided by eflomal's grow-diag-final-and links, then
+#    unsupervised, then unsupervised without the bridge, then unsupervised
+#    with the source embeddings as attention keys (values stay the encoder
+#    states), with and without the bridge. The gold pairs fall in the test
+#    split (README of the gold).
 train() {
-    timeout 900 $PY -m examples.nmt train --data "$D/fra_shuf.txt" \
+    echo "== train $*"
+    timeout 1500 $PY -m examples.nmt train --data "$D/fra_shuf.txt" \
         --data-format anki --max-examples $N --epochs $EPOCHS --verbose 2 "$@"
 }
-[ -n "${SKIP_EN_FR:-}" ] || train --out "$D/en_fr" --direction from-english
-train --out "$D/fr_en"
+# The pairs of runs of steps 4 and 5, name:forward:reverse (PAIRS=...
+# picks some).
+ALL="guided:fr_en_guided:en_fr_guided unsup:fr_en:en_fr"
+[ -n "${SKIP_NOBRIDGE:-}" ] || ALL="$ALL nobridge:fr_en_nobridge:en_fr_nobridge"
+[ -n "${SKIP_KEYS:-}" ] ||
+    ALL="$ALL keys:fr_en_keys:en_fr_keys keysnb:fr_en_keysnb:en_fr_keysnb"
+PAIRS=${PAIRS:-$ALL}
+if [ -z "${SKIP_TRAIN:-}" ]; then
 train --out "$D/fr_en_guided" --guided-alignment "$D/eflomal_shuf.align"
+train --out "$D/en_fr_guided" --direction from-english \
+    --guided-alignment "$D/eflomal_shuf_en_fr.align"
+train --out "$D/fr_en"
+train --out "$D/en_fr" --direction from-english
+if [ -z "${SKIP_NOBRIDGE:-}" ]; then
+train --out "$D/fr_en_nobridge" --no-bridge
+train --out "$D/en_fr_nobridge" --direction from-english --no-bridge
+fi
+if [ -z "${SKIP_KEYS:-}" ]; then
+train --out "$D/fr_en_keys" --attention-keys embedding
+train --out "$D/en_fr_keys" --direction from-english \
+    --attention-keys embedding
+train --out "$D/fr_en_keysnb" --attention-keys embedding --no-bridge
+train --out "$D/en_fr_keysnb" --direction from-english \
+    --attention-keys embedding --no-bridge
+fi
+fi
 
-# 4. Teacher-forced attention on the gold pairs -> Pharaoh -> AER.
+# 4. Teacher-forced attention on the gold pairs -> Pharaoh -> AER: each
+#    direction alone (English -> French transposed by `--reverse-run`),
+#    then both symmetrized three ways; argmax of the step that predicts a
+#    word, then of the step that reads it (`--shift`, Shift-Att).
 align() { $PY -m examples.nmt align --data $GOLD/pairs.tsv --quiet "$@"; }
 score() {
     echo "== $1"
     $PY -m examples.nmt score-alignment --gold $GOLD/gold.pharaoh \
         --hyp "$D/$1.align" --json "$D/$1.json"
 }
-align --run "$D/fr_en" --out "$D/fr_en.align"
-align --reverse-run "$D/en_fr" --out "$D/en_fr.align"
-align --run "$D/fr_en" --reverse-run "$D/en_fr" --out "$D/sym.align"
-align --run "$D/fr_en_guided" --out "$D/guided.align"
-for m in fr_en en_fr sym guided; do score $m; done
+for p in $PAIRS; do
+    IFS=: read -r name fwd rev <<< "$p"
+    for shift in "" --shift; do
+        tag=$name${shift:+_shift}
+        align --run "$D/$fwd" $shift --out "$D/${tag}_fr_en.align"
+        align --reverse-run "$D/$rev" $shift --out "$D/${tag}_en_fr.align"
+        for m in grow-diag-final-and grow-diag intersection; do
+            align --run "$D/$fwd" --reverse-run "$D/$rev" $shift \
+                --symmetrize $m --out "$D/${tag}_$m.align"
+        done
+        for m in fr_en en_fr grow-diag-final-and grow-diag intersection; do
+            score "${tag}_$m"
+        done
+    done
+done
 
-# 5. Translation quality on the test split (greedy, first 1000 pairs).
-for r in fr_en fr_en_guided; do
-    echo "== $r test"
-    $PY -m examples.nmt evaluate --run "$D/$r" --beam-width 0 \
-        --max-examples 1000
+# 5. Translation quality on each run's test split (greedy, first 1000
+#    pairs).
+for p in $PAIRS; do
+    IFS=: read -r name fwd rev <<< "$p"
+    for r in $fwd $rev; do
+        echo "== $r test"
+        $PY -m examples.nmt evaluate --run "$D/$r" --beam-width 0 \
+            --max-examples 1000
+    done
 done
 
 # 6. Unsupervised, with the dates demo's fix (embeddings as attention
 #    values, [END] not attended): each direction and symmetrized.
-if [ -z "${SKIP_EMB:-}" ]; then
+if [ -n "${EMB:-}" ]; then
 FIX="--attention-values embedding --no-attend-source-end"
 train --out "$D/fr_en_emb" $FIX
 align --run "$D/fr_en_emb" --out "$D/fr_en_emb.align"

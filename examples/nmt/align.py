@@ -16,6 +16,10 @@
 - Whitespace words (the words of Pharaoh files, `guided_alignment` and the
   `align` command) and the model's tokens: `whitespace.py`;
   `attention_word_links` and `align_run` give argmax links over them.
+- `shift=True` ("Shift-Att", Chen et al., 2020, "Accurate Word Alignment
+  Induction from Neural Machine Translation"): a target piece takes the
+  attention of the decoder step that reads it (the next row), not of the
+  step that predicts it.
 """
 
 from typing import List
@@ -215,6 +219,7 @@ def attention_word_links(
     pairs: Sequence[Tuple[str, str]],
     batch_size: int = 256,
     progress: bool = False,
+    shift: bool = False,
 ) -> List[set]:
     """Argmax links over whitespace words from teacher-forced attention.
 
@@ -232,6 +237,9 @@ def attention_word_links(
         batch_size: Pairs per model call. Defaults to `256`.
         progress: Whether to show a `keras.utils.Progbar` on stderr.
             Defaults to `False`.
+        shift: Whether target piece `p` takes the attention row `p + 1`
+            (the step whose input is piece `p`, "Shift-Att") instead of
+            row `p` (the step that predicts it). Defaults to `False`.
 
     Returns:
         A list of sets of `(source_word, target_word)` links.
@@ -260,6 +268,9 @@ def attention_word_links(
             if s_pos is None or t_pos is None or not s_pos:
                 out.append(set())
                 continue
+            if shift:
+                weights = weights[1:]
+                t_pos = [[p for p in w if p < len(weights)] for w in t_pos]
             matrix = whitespace_attention(weights, s_pos, t_pos)
             out.append(al.hard_links(matrix, "argmax"))
         if bar is not None:
@@ -274,6 +285,7 @@ def align_run(
     symmetrize: str = "grow-diag-final-and",
     batch_size: int = 256,
     progress: bool = False,
+    shift: bool = False,
 ) -> List[set]:
     """Links of a trained run on raw pairs, optionally symmetrized.
 
@@ -288,6 +300,8 @@ def align_run(
             `"grow-diag-final-and"`.
         batch_size: Pairs per model call. Defaults to `256`.
         progress: Whether to show progress bars. Defaults to `False`.
+        shift: "Shift-Att" for both runs (see `attention_word_links`).
+            Defaults to `False`.
 
     Returns:
         A list of sets of `(source_word, target_word)` links.
@@ -300,13 +314,13 @@ def align_run(
     if run_dir is not None:
         seq2seq, source, target, _ = run_lib.load_trained(run_dir)
         links = attention_word_links(
-            seq2seq, source, target, pairs, batch_size, progress
+            seq2seq, source, target, pairs, batch_size, progress, shift
         )
     if reverse_run is not None:
         seq2seq, source, target, _ = run_lib.load_trained(reverse_run)
         reverse = attention_word_links(
             seq2seq, source, target, [(t, s) for s, t in pairs],
-            batch_size, progress,
+            batch_size, progress, shift,
         )
         reverse = [al.transpose_links(x) for x in reverse]
     if reverse is None:

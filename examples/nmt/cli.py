@@ -192,6 +192,7 @@ def cmd_align(args):
         args.run, corpus.pairs, reverse_run=args.reverse_run,
         symmetrize=args.symmetrize, batch_size=args.batch_size,
         progress=len(corpus) >= 1000 and not args.quiet,
+        shift=args.shift,
     )
     al.write_pharaoh(args.out, links)
     print(f"{len(links)} pairs, {sum(map(len, links))} links -> {args.out}")
@@ -250,6 +251,11 @@ def add_alignment_commands(sub):
     )
     p.add_argument(
         "--symmetrize", default="grow-diag-final-and", choices=METHODS
+    )
+    p.add_argument(
+        "--shift", action="store_true",
+        help="Shift-Att: a target word takes the attention of the decoder "
+        "step that reads it, not of the step that predicts it",
     )
     p.add_argument("--batch-size", type=int, default=256)
     p.add_argument("--quiet", action="store_true", help="no progress bar")
