@@ -1,6 +1,7 @@
 """Alignment in the NMT example: whitespace words and tokens, guided
 alignment training, the `align` and `score-alignment` commands."""
 
+import functools
 import os
 import random
 
@@ -107,6 +108,41 @@ def test_shift_takes_the_row_of_the_step_that_reads_the_word(tmp_path):
     )
     assert plain == [{(2, 0), (0, 1), (1, 2)}]
     assert shifted == [{(0, 0), (1, 1), (2, 2)}]
+
+
+class _SplitAttention:
+    """A stand-in `Seq2Seq` whose attention row `r` puts 0.6 on source
+    token `r mod 3` and 0.4 on `(r + 1) mod 3`."""
+
+    def attention_model(self, inputs, training=False):
+        batch, rows = inputs["target_in"].shape
+        columns = inputs["source_ids"].shape[1]
+        weights = np.zeros((batch, rows, columns), "float32")
+        for r in range(rows):
+            weights[:, r, r % 3] = 0.6
+            weights[:, r, (r + 1) % 3] = 0.4
+        return weights
+
+
+def test_threshold_links_keep_every_weight_above_the_threshold(tmp_path):
+    (tmp_path / "s").mkdir()
+    (tmp_path / "t").mkdir()
+    source = text_lib.TextProcessor(
+        _vocab(tmp_path / "s", ["a", "b", "c"]), add_start=False
+    )
+    target = text_lib.TextProcessor(_vocab(tmp_path / "t", ["x", "y", "z"]))
+    pairs = [("a b c", "x y z")]
+    links = functools.partial(
+        align.attention_word_links, _SplitAttention(), source, target, pairs
+    )
+    assert links() == [{(0, 0), (1, 1), (2, 2)}]
+    assert links(method="threshold", threshold=0.5) == links()
+    assert links(method="threshold", threshold=0.3) == [
+        {(0, 0), (1, 0), (1, 1), (2, 1), (2, 2), (0, 2)}
+    ]
+    assert links(method="threshold", threshold=0.7) == [set()]
+    with pytest.raises(ValueError, match="method"):
+        links(method="softmax")
 
 
 def test_shift_applies_to_the_reverse_run(tmp_path, monkeypatch):
@@ -299,6 +335,19 @@ def test_cli_round_trip_train_align_score(tmp_path, capsys):
     for links, _ in al.read_pharaoh(shifted):
         assert len({i for i, _ in links}) == len(links)
         assert len({j for _, j in links}) == len(links)
+    # Threshold links of one direction: a target word may get 0..n links,
+    # and every argmax link (weight >= 1/S >= a tiny threshold) is kept.
+    dense = str(tmp_path / "dense.align")
+    assert cli.main(
+        ["align", "--run", run_dir, "--data", gold, "--out", dense,
+         "--quiet", "--links", "threshold", "--threshold", "1e-6"]
+    ) == 0
+    argmax = str(tmp_path / "argmax.align")
+    assert cli.main(
+        ["align", "--run", run_dir, "--data", gold, "--out", argmax, "--quiet"]
+    ) == 0
+    for (d, _), (a, _) in zip(al.read_pharaoh(dense), al.read_pharaoh(argmax)):
+        assert a <= d
     lines = al.read_pharaoh(hyp)
     assert len(lines) == 40
     # The links are over the whitespace words of the pairs.

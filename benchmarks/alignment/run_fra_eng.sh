@@ -105,6 +105,16 @@ for p in $PAIRS; do
             score "${tag}_$m"
         done
     done
+    # Threshold links (a word may get several links or none), each
+    # symmetrization.
+    for t in 0.2 0.3 0.5; do
+        for m in grow-diag-final-and grow-diag intersection union; do
+            align --run "$D/$fwd" --reverse-run "$D/$rev" --symmetrize $m \
+                --links threshold --threshold $t \
+                --out "$D/${name}_t${t}_$m.align"
+            score "${name}_t${t}_$m"
+        done
+    done
 done
 
 # 5. Translation quality on each run's test split (greedy, first 1000

@@ -220,14 +220,18 @@ def attention_word_links(
     batch_size: int = 256,
     progress: bool = False,
     shift: bool = False,
+    method: str = "argmax",
+    threshold: float = 0.5,
 ) -> List[set]:
-    """Argmax links over whitespace words from teacher-forced attention.
+    """Hard links over whitespace words from teacher-forced attention.
 
     For each pair, `teacher_forced_attention`, then `whitespace_attention`
-    over the whitespace words of the raw sentences, then one link per
-    target word to its highest-weighted source word
-    (`keras_attention.alignment.hard_links`). A pair whose words cannot be
-    matched (`word_positions` gives `None`) gets no links.
+    over the whitespace words of the raw sentences, then
+    `keras_attention.alignment.hard_links`: one link per target word to its
+    highest-weighted source word (`method="argmax"`), or every link of
+    weight at least `threshold` (`"threshold"`: a target word may get
+    several links or none). A pair whose words cannot be matched
+    (`word_positions` gives `None`) gets no links.
 
     Args:
         seq2seq: A `model.Seq2Seq`.
@@ -240,11 +244,15 @@ def attention_word_links(
         shift: Whether target piece `p` takes the attention row `p + 1`
             (the step whose input is piece `p`, "Shift-Att") instead of
             row `p` (the step that predicts it). Defaults to `False`.
+        method: `"argmax"` or `"threshold"`. Defaults to `"argmax"`.
+        threshold: The minimum weight of a link with
+            `method="threshold"`. Defaults to `0.5`.
 
     Returns:
         A list of sets of `(source_word, target_word)` links.
     """
     batch_size = check_positive_int("batch_size", batch_size)
+    al.hard_links(np.zeros((1, 1)), method, threshold)  # checks both
     bar = keras.utils.Progbar(len(pairs), unit_name="pair") if progress else None
     s_room = token_room(source_processor)
     t_room = token_room(target_processor)
@@ -272,7 +280,7 @@ def attention_word_links(
                 weights = weights[1:]
                 t_pos = [[p for p in w if p < len(weights)] for w in t_pos]
             matrix = whitespace_attention(weights, s_pos, t_pos)
-            out.append(al.hard_links(matrix, "argmax"))
+            out.append(al.hard_links(matrix, method, threshold))
         if bar is not None:
             bar.add(len(chunk))
     return out
@@ -286,6 +294,8 @@ def align_run(
     batch_size: int = 256,
     progress: bool = False,
     shift: bool = False,
+    method: str = "argmax",
+    threshold: float = 0.5,
 ) -> List[set]:
     """Links of a trained run on raw pairs, optionally symmetrized.
 
@@ -302,6 +312,8 @@ def align_run(
         progress: Whether to show progress bars. Defaults to `False`.
         shift: "Shift-Att" for both runs (see `attention_word_links`).
             Defaults to `False`.
+        method, threshold: The hard links of each direction (see
+            `attention_word_links`). Default to argmax links.
 
     Returns:
         A list of sets of `(source_word, target_word)` links.
@@ -314,7 +326,8 @@ def align_run(
     if run_dir is not None:
         seq2seq, source, target, _ = run_lib.load_trained(run_dir)
         links = attention_word_links(
-            seq2seq, source, target, pairs, batch_size, progress, shift
+            seq2seq, source, target, pairs, batch_size, progress, shift,
+            method, threshold,
         )
     if reverse_run is not None:
         seq2seq, source, target, _ = run_lib.load_trained(reverse_run)

@@ -192,7 +192,7 @@ def cmd_align(args):
         args.run, corpus.pairs, reverse_run=args.reverse_run,
         symmetrize=args.symmetrize, batch_size=args.batch_size,
         progress=len(corpus) >= 1000 and not args.quiet,
-        shift=args.shift,
+        shift=args.shift, method=args.links, threshold=args.threshold,
     )
     al.write_pharaoh(args.out, links)
     print(f"{len(links)} pairs, {sum(map(len, links))} links -> {args.out}")
@@ -257,6 +257,12 @@ def add_alignment_commands(sub):
         help="Shift-Att: a target word takes the attention of the decoder "
         "step that reads it, not of the step that predicts it",
     )
+    p.add_argument(
+        "--links", default="argmax", choices=("argmax", "threshold"),
+        help="hard links of each direction: one per target word (argmax) "
+        "or every word pair of attention >= --threshold",
+    )
+    p.add_argument("--threshold", type=float, default=0.5)
     p.add_argument("--batch-size", type=int, default=256)
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.add_argument(
