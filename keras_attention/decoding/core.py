@@ -74,7 +74,7 @@ def zero_rows(tensor: Optional[Tensor], rows: Tensor) -> Optional[Tensor]:
     return ops.where(mask, 0.0, tensor)
 
 
-def gather_moved(state: NestedTensor, rows: Tensor, given: NestedTensor):
+def _gather_moved(state: NestedTensor, rows: Tensor, given: NestedTensor):
     """Re-gathers the leaves of `state` that the step changed.
 
     A leaf the step returned as is (the very tensor of `given`, its state
@@ -159,7 +159,7 @@ def run_loop(
             `None`, or int32 `(num_rows,)`: the row each new hypothesis
             extends, one of the `copies` rows of its own sentence (the loop
             re-gathers the state, buffers and flags with it, but not the
-            state leaves the step passes through, see `gather_moved`;
+            state leaves the step passes through, see `_gather_moved`;
             `choose` re-gathers its own `extras`).
         init_extras: `(num_rows, attention) -> extras`, the decoder's own
             loop variables (a dict of tensors).
@@ -215,7 +215,7 @@ def run_loop(
             finished, lengths, buffers, attention = gather_state(
                 (finished, lengths, buffers, attention), rows
             )
-            state = gather_moved(state, rows, given)
+            state = _gather_moved(state, rows, given)
         buffers = _write(buffers, t, tokens, zero_rows(attention, finished))
         done = ops.logical_or(finished, ops.equal(tokens, end_token))
         done = ops.logical_or(done, at_limit)
