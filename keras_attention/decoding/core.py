@@ -74,6 +74,26 @@ def zero_rows(tensor: Optional[Tensor], rows: Tensor) -> Optional[Tensor]:
     return ops.where(mask, 0.0, tensor)
 
 
+def _gather_moved(state: NestedTensor, rows: Tensor, given: NestedTensor):
+    """Re-gathers the leaves of `state` that the step changed.
+
+    A leaf the step returned as is (the very tensor of `given`, its state
+    argument: the memory, keys and mask of an attention wrapper) is the
+    same in every copy of a sentence: tiled once, never changed. Gathering
+    it within its sentence (as `rows` do) would copy it unchanged, at
+    every step: the largest tensors of the state, for nothing.
+    """
+    given = keras.tree.flatten(given)
+    leaves = keras.tree.flatten(state)
+    if len(given) != len(leaves):
+        given = [None] * len(leaves)
+    gathered = [
+        leaf if leaf is old else gather_state(leaf, rows)
+        for leaf, old in zip(leaves, given)
+    ]
+    return keras.tree.pack_sequence_as(state, gathered)
+
+
 def _is_traced_on_jax(value: Any):
     if keras.backend.backend() != "jax":
         return False
@@ -122,6 +142,7 @@ def run_loop(
     max_length: IntOrTensor,
     copies: IntOrTensor = 1,
     prefix: Optional[Tuple[Tensor, Tensor]] = None,
+    pad_finished: bool = True,
 ) -> dict:
     """Runs a decode loop; returns every row's outputs.
 
@@ -136,14 +157,20 @@ def run_loop(
             `lengths` count the token chosen now for live rows; `at_limit`
             says whether this token is a row's last allowed one. `rows` is
             `None`, or int32 `(num_rows,)`: the row each new hypothesis
-            extends (the loop re-gathers the state, buffers and flags with
-            it; `choose` re-gathers its own `extras`).
+            extends, one of the `copies` rows of its own sentence (the loop
+            re-gathers the state, buffers and flags with it, but not the
+            state leaves the step passes through, see `_gather_moved`;
+            `choose` re-gathers its own `extras`).
         init_extras: `(num_rows, attention) -> extras`, the decoder's own
             loop variables (a dict of tensors).
         end_token, pad_token: Checked token ids.
         max_length: The unchecked `max_length` argument.
         copies: Rows per sentence after the first step (the beam width).
         prefix: `None` or `(prefix, prefix_lengths)` of `batch_size` rows.
+        pad_finished: Whether the loop constrains the log-probs of finished
+            rows (`pad_token` only, at zero cost). `False` for a `choose`
+            that gives finished rows `pad_token` and a zero log-prob
+            itself, on `(num_rows,)` rather than `(num_rows, vocab_size)`.
 
     Returns:
         A dict: `tokens` `(num_rows, L)`, `attention` `(num_rows, L, ...)` or
@@ -173,19 +200,22 @@ def run_loop(
         lengths: Tensor,
         buffers: tuple,
         ex: dict,
+        given: NestedTensor = None,
     ):
         if prefix is not None:
             log_probs = _force_prefix(log_probs, t, prefix)
-        log_probs = _pad_only(log_probs, finished, pad_token)
+        if pad_finished:
+            log_probs = _pad_only(log_probs, finished, pad_token)
         lengths = lengths + ops.cast(ops.logical_not(finished), "int32")
         at_limit = t + 1 >= limits
         tokens, rows, ex = choose(
             t, log_probs, attention, finished, lengths, at_limit, ex
         )
         if rows is not None:
-            finished, lengths, buffers, state, attention = gather_state(
-                (finished, lengths, buffers, state, attention), rows
+            finished, lengths, buffers, attention = gather_state(
+                (finished, lengths, buffers, attention), rows
             )
+            state = _gather_moved(state, rows, given)
         buffers = _write(buffers, t, tokens, zero_rows(attention, finished))
         done = ops.logical_or(finished, ops.equal(tokens, end_token))
         done = ops.logical_or(done, at_limit)
@@ -226,7 +256,7 @@ def run_loop(
         log_probs, new_state, attention = step(tokens, state)
         outputs = update(
             t, log_probs, attention, new_state, finished, lengths, buffers,
-            extras,
+            extras, given=state,
         )
         return (t + 1,) + outputs
 

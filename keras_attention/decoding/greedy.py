@@ -3,6 +3,7 @@
 from typing import Optional
 from typing import Tuple
 
+import keras
 from keras import ops
 
 from keras_attention.decoding import args
@@ -13,21 +14,43 @@ from keras_attention.typing import StepFn
 from keras_attention.typing import Tensor
 
 
-def greedy_choose(
-    t: Tensor,
-    log_probs: Tensor,
-    attention: Optional[Tensor],
-    finished: Tensor,
-    lengths: Tensor,
-    at_limit: Tensor,
-    ex: dict,
-) -> Tuple[Tensor, None, dict]:
-    """The `choose` of greedy decoding: the argmax of every row."""
+def best_tokens(log_probs: Tensor) -> Tuple[Tensor, Tensor]:
+    """The argmax of every row (the first on ties) and its value.
+
+    On TensorFlow by a top-1 (`TopKV2`: one pass over the vocabulary that
+    also gives the value), not `keras.ops.argmax`, whose TensorFlow
+    version first rewrites every `-0.0` (four more passes over the
+    `(rows, vocab_size)` matrix at every step).
+    """
+    if keras.backend.backend() == "tensorflow":
+        values, tokens = ops.top_k(log_probs, 1)
+        return ops.cast(tokens[:, 0], "int32"), values[:, 0]
     tokens = ops.cast(ops.argmax(log_probs, axis=-1), "int32")
-    chosen = ops.take_along_axis(
-        log_probs, ops.expand_dims(tokens, 1), axis=1
-    )[:, 0]
-    return tokens, None, {"log_probs": ex["log_probs"] + chosen}
+    values = ops.take_along_axis(log_probs, ops.expand_dims(tokens, 1), 1)
+    return tokens, values[:, 0]
+
+
+def greedy_choose(pad_token: IntOrTensor):
+    """The `choose` of greedy decoding (for `run_loop(...,
+    pad_finished=False)`): the argmax of every live row, `pad_token` at a
+    zero log-prob for the finished ones."""
+
+    def choose(
+        t: Tensor,
+        log_probs: Tensor,
+        attention: Optional[Tensor],
+        finished: Tensor,
+        lengths: Tensor,
+        at_limit: Tensor,
+        ex: dict,
+    ) -> Tuple[Tensor, None, dict]:
+        tokens, chosen = best_tokens(log_probs)
+        pad = ops.cast(pad_token, "int32")
+        tokens = ops.where(finished, pad, tokens)
+        chosen = ops.where(finished, 0.0, chosen)
+        return tokens, None, {"log_probs": ex["log_probs"] + chosen}
+
+    return choose
 
 
 def row_extras(num_rows: IntOrTensor, attention: Optional[Tensor]) -> dict:
@@ -118,7 +141,7 @@ def greedy_decode(
         from_logits, prefix, prefix_lengths,
     )
     out = core.run_loop(
-        step, start, initial_state, greedy_choose, row_extras,
-        end_token, pad_token, max_length, prefix=prefix,
+        step, start, initial_state, greedy_choose(pad_token), row_extras,
+        end_token, pad_token, max_length, prefix=prefix, pad_finished=False,
     )
     return row_result(out)

@@ -203,8 +203,9 @@ def sample_decode(
         step_fn, start_tokens, initial_state, end_token, pad_token,
         from_logits, prefix, prefix_lengths,
     )
-    if temperature == 0.0:
-        choose = greedy_choose
+    greedy = temperature == 0.0
+    if greedy:
+        choose = greedy_choose(pad_token)
     else:
         bound, _ = args.length_limits(max_length)
         width = max(bound, 1) if isinstance(bound, int) else (
@@ -233,5 +234,6 @@ def sample_decode(
     out = core.run_loop(
         step, start, initial_state, choose, row_extras,
         end_token, pad_token, max_length, prefix=prefix,
+        pad_finished=not greedy,
     )
     return row_result(out)
