@@ -1,5 +1,6 @@
 """Greedy decoding: at every step, the most probable token."""
 
+from typing import Callable
 from typing import Optional
 from typing import Tuple
 
@@ -30,7 +31,7 @@ def best_tokens(log_probs: Tensor) -> Tuple[Tensor, Tensor]:
     return tokens, values[:, 0]
 
 
-def greedy_choose(pad_token: IntOrTensor):
+def greedy_choose(pad_token: IntOrTensor) -> Callable[..., tuple]:
     """The `choose` of greedy decoding (for `run_loop(...,
     pad_finished=False)`): the argmax of every live row, `pad_token` at a
     zero log-prob for the finished ones."""
