@@ -200,7 +200,7 @@ def build_local(sizes, savedir):
     translator = models.Translator(
         sizes, model, parts, ensemble=[models.stepwise_model(sizes, "luong")]
     )
-    names = ("greedy", "beam") + tuple(BEAM_OPTIONS)
+    names = ("greedy", "beam", "greedy_xla", "beam_xla") + tuple(BEAM_OPTIONS)
     tf.saved_model.save(
         translator,
         savedir,
@@ -266,11 +266,16 @@ def summarise(sizes, times, peak, tfa_info, bf16_peak=None):
     fast = med.get("ours-sequence-luong-train-bf16", seq)
     decoding = []
     for batch in sizes["decode_batches"]:
-        for name in ("greedy", "beam"):
-            ours, tfa = f"ours-{name}-b{batch}", f"tfa-{name}-b{batch}"
+        for name in ("greedy", "beam", "greedy_xla", "beam_xla"):
+            ours = f"ours-{name}-b{batch}"
+            tfa = f"tfa-{name.split('_')[0]}-b{batch}"
+            label = name.split("_")[0]
+            if label == "beam":
+                label = f"beam {sizes['beam_width']}"
+            if name.endswith("_xla"):
+                label += " (ours XLA-compiled)"
             decoding.append({
-                "decoder": name if name == "greedy" else (
-                    f"beam {sizes['beam_width']}"),
+                "decoder": label,
                 "batch": batch,
                 "ours_sentences_per_s": round(batch / med[ours], 1),
                 "tfa_sentences_per_s": round(batch / med[tfa], 1),

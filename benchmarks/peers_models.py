@@ -217,6 +217,23 @@ class Translator(tf.Module):
     def beam(self, source):
         return {"tokens": self._beam(source)["tokens"]}
 
+    @tf.function(input_signature=[_SOURCE], autograph=False,
+                 jit_compile=True)
+    def greedy_xla(self, source):
+        """`greedy`, XLA-compiled (a server then needs XLA)."""
+        start, state = self._start(source)
+        out = ka.greedy_decode(
+            self.step, start, state, end_token=END_TOKEN,
+            max_length=self.sizes["decode_length"],
+        )
+        return {"tokens": out["tokens"]}
+
+    @tf.function(input_signature=[_SOURCE], autograph=False,
+                 jit_compile=True)
+    def beam_xla(self, source):
+        """`beam`, XLA-compiled (a server then needs XLA)."""
+        return {"tokens": self._beam(source)["tokens"]}
+
     @tf.function(input_signature=[_SOURCE], autograph=False)
     def coverage(self, source):
         """Beam search with GNMT's coverage penalty (the attention sums
