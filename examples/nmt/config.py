@@ -132,6 +132,14 @@ class ModelConfig:
             Without the bridge the decoder starts from zeros and can only
             learn about the source through the attention, which makes the
             attention follow the word alignment closely.
+        bridge_dropout: Share of the training sentences whose decoder
+            starts from zeros instead of the bridge (drawn per sentence and
+            step; never in inference). The bridge is a second way to the
+            source besides the attention: with `attention_values=
+            "embedding"` the decoder can still read a word (the month, the
+            weekday) from the encoder's final states and attend elsewhere.
+            Sentences without it can only be translated through the
+            attention, so the attention must find the words.
         attend_source_end: Whether the attention may attend to the source
             `[END]`. The encoder always reads it; with `False` it is masked
             out of the attended memory, so it cannot become an attention
@@ -170,6 +178,11 @@ class ModelConfig:
     )
     bridge: bool = option(
         True, "initialise the decoder with the encoder's final states"
+    )
+    bridge_dropout: float = option(
+        0.0, "share of the training sentences whose decoder starts from "
+        "zeros instead of the bridge (they reach the source only through "
+        "the attention)"
     )
     attend_source_end: bool = option(
         True, "let the attention attend to the source [END] (else the "
@@ -223,6 +236,11 @@ class ModelConfig:
                     f"`{name}` must be a positive integer. "
                     f"Received: {name}={value!r}"
                 )
+        if not 0.0 <= self.bridge_dropout < 1.0:
+            raise ValueError(
+                "`bridge_dropout` must be in [0, 1). "
+                f"Received: bridge_dropout={self.bridge_dropout}"
+            )
         if not 0.0 <= self.dropout < 1.0:
             raise ValueError(
                 f"`dropout` must be in [0, 1). Received: dropout={self.dropout}"
