@@ -35,6 +35,7 @@ def test_demo_defaults_are_the_demo_settings():
     assert demo[3].epochs == config_lib.DEMO_SETTINGS["train"]["epochs"]
     assert demo[2].bridge is True
     assert demo[2].attention_values == "embedding"
+    assert demo[2].bridge_dropout == 0.5
     # A flag still overrides a demo setting.
     assert parse(["demo", "--epochs", "2", "--bridge"])[3].epochs == 2
     assert parse(["demo", "--bridge"])[2].bridge is True

@@ -81,6 +81,9 @@ CONFIGS = [
     dict(model="luong", score="additive", attention_keys="embedding", bridge=False),
     dict(model="luong", score="general", attention_keys="embedding", attention_values="embedding"),
     dict(model="stepwise", score="general", attend_source_end=False),
+    # The demo now (issue 16): the bridge dropped in training only.
+    dict(model="luong", score="general", attention_values="embedding",
+         attend_source_end=False, bridge_dropout=0.5),
 ]
 
 
@@ -120,9 +123,29 @@ def test_model_config_validation():
         config_lib.ModelConfig(5, 5, units=0)
     with pytest.raises(ValueError, match="dropout"):
         config_lib.ModelConfig(5, 5, dropout=1.0)
+    with pytest.raises(ValueError, match="bridge_dropout"):
+        config_lib.ModelConfig(5, 5, bridge_dropout=1.0)
     config = config_lib.ModelConfig(5, 6, model="stepwise", units=3)
     assert config_lib.ModelConfig.from_json(config.to_json()) == config
     assert config.decoder_units == 6
+
+
+def test_bridge_dropout_zeroes_whole_sentences_in_training_only():
+    layer = model_lib.BridgeDropout(0.5, seed=3)
+    rng = np.random.default_rng(0)
+    states = [rng.normal(size=(400, 4)).astype("float32") + 5.0,
+              rng.normal(size=(400, 4)).astype("float32") + 5.0]
+    for got, state in zip(layer(states, training=False), states):
+        np.testing.assert_array_equal(np.asarray(got), state)
+    got = [np.asarray(x) for x in layer(states, training=True)]
+    dropped = np.all(got[0] == 0, axis=-1)
+    # A sentence keeps all its states unchanged or loses all of them.
+    for x, state in zip(got, states):
+        np.testing.assert_array_equal(x[~dropped], state[~dropped])
+        assert np.all(x[dropped] == 0)
+    assert 0.4 < dropped.mean() < 0.6
+    config = model_lib.BridgeDropout.from_config(layer.get_config())
+    assert (config.rate, config.seed) == (0.5, 3)
 
 
 def test_vocabulary_sizes_are_unset_until_learned():

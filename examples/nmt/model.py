@@ -245,9 +245,15 @@ class Seq2Seq:
         memory, states, embedded = self._encode_symbolic(source_ids)
         source_mask = self.memory_mask(source_ids)
         keys, values = self._keys_values(memory, embedded)
+        bridge = None
+        if self.config.bridge:
+            bridge = states
+            if self.config.bridge_dropout:
+                bridge = BridgeDropout(
+                    self.config.bridge_dropout, name="bridge_dropout"
+                )(states)
         logits, weights = self._decode_sequence(
-            target_in, memory, source_mask,
-            states if self.config.bridge else None, keys=keys, values=values,
+            target_in, memory, source_mask, bridge, keys=keys, values=values,
         )
         # The loss masks padding itself (`losses.MaskedLoss`): the logits
         # carry no Keras mask.
@@ -368,6 +374,33 @@ class _DropMask(keras.layers.Layer):
 
     def compute_mask(self, inputs, mask=None):
         return None
+
+
+@keras.saving.register_keras_serializable(package="nmt")
+class BridgeDropout(keras.layers.Layer):
+    """In training, zeroes the bridge (all its states) of a random share
+    `rate` of the sentences: their decoder starts from zeros and can learn
+    about the source only through the attention. Identity in inference.
+    """
+
+    def __init__(self, rate, seed=None, **kwargs):
+        super().__init__(**kwargs)
+        self.rate = rate
+        self.seed = seed
+        self.seed_generator = keras.random.SeedGenerator(seed)
+
+    def call(self, states, training=False):
+        if not training:
+            return [ops.copy(s) for s in states]
+        batch = ops.shape(states[0])[0]
+        draw = keras.random.uniform((batch, 1), seed=self.seed_generator)
+        keep = ops.cast(ops.greater_equal(draw, self.rate), states[0].dtype)
+        return [s * keep for s in states]
+
+    def get_config(self):
+        config = super().get_config()
+        config.update({"rate": self.rate, "seed": self.seed})
+        return config
 
 
 def build_model(config: ModelConfig) -> Seq2Seq:
