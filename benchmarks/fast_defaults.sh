@@ -6,9 +6,10 @@
 #   PHASE=quality: train both (N pairs, EPOCHS epochs, French -> English,
 #       the example's default model), then BLEU/chrF/exact match of greedy
 #       decoding on the test split (the first TEST pairs).
-#   PHASE=timing: ROUNDS alternating one-epoch runs of each setting (same
-#       data); the epoch seconds of every run, for medians. Run it on a
-#       quiet machine.
+#   PHASE=timing: ROUNDS alternating one-epoch runs of each setting of
+#       TIMED (same data; `xla`: float32 with XLA on, every new batch shape
+#       compiled); the epoch seconds of every run. Run it on a quiet
+#       machine.
 set -euo pipefail
 FRA=${1:-/work/shared/data/fra-eng/fra.txt}
 D=${2:-runs/fast}
@@ -31,7 +32,9 @@ train() {
 declare -A SETTINGS=(
     [fp32]="--mixed-precision off --jit-compile off"
     [auto]="--mixed-precision auto --jit-compile auto"
+    [xla]="--mixed-precision off --jit-compile on"
 )
+TIMED=${TIMED:-fp32 auto xla}
 if [ "$PHASE" = quality ]; then
     for s in fp32 auto; do
         train --out "$D/$s" --epochs "$EPOCHS" ${SETTINGS[$s]}
@@ -40,7 +43,7 @@ if [ "$PHASE" = quality ]; then
     done
 else
     for r in $(seq "$ROUNDS"); do
-        for s in fp32 auto; do
+        for s in $TIMED; do
             rm -rf "$D/time_$s"
             train --out "$D/time_$s" --epochs 1 ${SETTINGS[$s]} \
                 | tee -a "$D/timing_$s.log" | grep -E "trained|epoch_seconds"

@@ -19,12 +19,13 @@ are computed in float32 (`model.py`, `keras_attention`).
 `--jit-compile` (`TrainConfig.jit_compile`), XLA for the train step:
 
 - `"auto"` (the default): on a GPU, Keras' own `"auto"` (XLA on for
-  TensorFlow; not measured here: no GPU). Off on CPU, as measured
-  (`benchmarks.peers`, docs/benchmarks.md, 2-core AVX-512 CPU, TF 2.21):
-  XLA slows the sequence-mode train step (TensorFlow's oneDNN kernels beat
-  XLA's CPU code) and the step-wise one under `mixed_bfloat16`; it speeds
-  up the step-wise one in float32 at one batch shape, but the example's
-  bucketed batches have many shapes, each compiled anew (seconds each).
+  TensorFlow; not measured here: no GPU). Off on CPU, as measured on a
+  quiet 2-core AVX-512 CPU (docs/benchmarks.md): at one batch shape XLA
+  speeds up a float32 train step (+21 % sequence mode, +40 % step-wise)
+  but slows a `mixed_bfloat16` one (XLA's CPU bfloat16 code is slower than
+  oneDNN's), and the example's bucketed batches come in many shapes, each
+  compiled anew: one fra-eng epoch (27k pairs) took 131-144 s with XLA against
+  25 s without (`benchmarks/fast_defaults.sh`).
 - `"on"`, `"off"`: always, never.
 """
 
