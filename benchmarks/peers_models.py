@@ -204,14 +204,17 @@ class Translator(tf.Module):
             **options,
         )
 
-    @tf.function(input_signature=[_SOURCE], autograph=False)
-    def greedy(self, source):
+    def _greedy(self, source):
         start, state = self._start(source)
         out = ka.greedy_decode(
             self.step, start, state, end_token=END_TOKEN,
             max_length=self.sizes["decode_length"],
         )
         return {"tokens": out["tokens"]}
+
+    @tf.function(input_signature=[_SOURCE], autograph=False)
+    def greedy(self, source):
+        return self._greedy(source)
 
     @tf.function(input_signature=[_SOURCE], autograph=False)
     def beam(self, source):
@@ -221,12 +224,7 @@ class Translator(tf.Module):
                  jit_compile=True)
     def greedy_xla(self, source):
         """`greedy`, XLA-compiled (a server then needs XLA)."""
-        start, state = self._start(source)
-        out = ka.greedy_decode(
-            self.step, start, state, end_token=END_TOKEN,
-            max_length=self.sizes["decode_length"],
-        )
-        return {"tokens": out["tokens"]}
+        return self._greedy(source)
 
     @tf.function(input_signature=[_SOURCE], autograph=False,
                  jit_compile=True)

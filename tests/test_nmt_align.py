@@ -81,25 +81,34 @@ def test_piece_counts_follow_the_processor(tmp_path):
 
 
 class _FixedAttention:
-    """A stand-in `Seq2Seq` whose attention row `r` is all on source
-    token `(r - 1) mod 3`."""
+    """A stand-in `Seq2Seq` whose attention row `r` is `row(r, columns)`
+    (default: all on source token `(r - 1) mod 3`)."""
+
+    def __init__(self, row=None):
+        self.row = row or (lambda r, n: np.eye(n)[(r - 1) % 3])
 
     def attention_model(self, inputs, training=False):
         batch, rows = inputs["target_in"].shape
         columns = inputs["source_ids"].shape[1]
         weights = np.zeros((batch, rows, columns), "float32")
         for r in range(rows):
-            weights[:, r, (r - 1) % 3] = 1.0
+            weights[:, r] = self.row(r, columns)
         return weights
 
 
-def test_shift_takes_the_row_of_the_step_that_reads_the_word(tmp_path):
+def _abc_xyz(tmp_path):
+    """Source ("a b c") and target ("x y z") processors of 3 words."""
     (tmp_path / "s").mkdir()
     (tmp_path / "t").mkdir()
     source = text_lib.TextProcessor(
         _vocab(tmp_path / "s", ["a", "b", "c"]), add_start=False
     )
     target = text_lib.TextProcessor(_vocab(tmp_path / "t", ["x", "y", "z"]))
+    return source, target
+
+
+def test_shift_takes_the_row_of_the_step_that_reads_the_word(tmp_path):
+    source, target = _abc_xyz(tmp_path)
     pairs = [("a b c", "x y z")]
     # Row r predicts target word r; row r + 1 reads it.
     plain = align.attention_word_links(_FixedAttention(), source, target, pairs)
@@ -110,30 +119,19 @@ def test_shift_takes_the_row_of_the_step_that_reads_the_word(tmp_path):
     assert shifted == [{(0, 0), (1, 1), (2, 2)}]
 
 
-class _SplitAttention:
-    """A stand-in `Seq2Seq` whose attention row `r` puts 0.6 on source
-    token `r mod 3` and 0.4 on `(r + 1) mod 3`."""
-
-    def attention_model(self, inputs, training=False):
-        batch, rows = inputs["target_in"].shape
-        columns = inputs["source_ids"].shape[1]
-        weights = np.zeros((batch, rows, columns), "float32")
-        for r in range(rows):
-            weights[:, r, r % 3] = 0.6
-            weights[:, r, (r + 1) % 3] = 0.4
-        return weights
+def _split_row(r, columns):
+    # 0.6 on source token r mod 3, 0.4 on (r + 1) mod 3.
+    row = np.zeros(columns)
+    row[r % 3], row[(r + 1) % 3] = 0.6, 0.4
+    return row
 
 
 def test_threshold_links_keep_every_weight_above_the_threshold(tmp_path):
-    (tmp_path / "s").mkdir()
-    (tmp_path / "t").mkdir()
-    source = text_lib.TextProcessor(
-        _vocab(tmp_path / "s", ["a", "b", "c"]), add_start=False
-    )
-    target = text_lib.TextProcessor(_vocab(tmp_path / "t", ["x", "y", "z"]))
+    source, target = _abc_xyz(tmp_path)
     pairs = [("a b c", "x y z")]
     links = functools.partial(
-        align.attention_word_links, _SplitAttention(), source, target, pairs
+        align.attention_word_links, _FixedAttention(_split_row), source,
+        target, pairs,
     )
     assert links() == [{(0, 0), (1, 1), (2, 2)}]
     assert links(method="threshold", threshold=0.5) == links()
