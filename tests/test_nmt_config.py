@@ -36,6 +36,9 @@ def test_demo_defaults_are_the_demo_settings():
     assert demo[2].bridge is True
     assert demo[2].attention_values == "embedding"
     assert demo[2].bridge_dropout == 0.5
+    assert demo[2].attend_source_punctuation is False
+    assert parse(["train"])[2].attend_source_punctuation is True
+    assert parse(["demo", "--attend-source-punctuation"])[2].attend_source_punctuation
     # A flag still overrides a demo setting.
     assert parse(["demo", "--epochs", "2", "--bridge"])[3].epochs == 2
     assert parse(["demo", "--bridge"])[2].bridge is True

@@ -84,6 +84,9 @@ CONFIGS = [
     # The demo now (issue 16): the bridge dropped in training only.
     dict(model="luong", score="general", attention_values="embedding",
          attend_source_end=False, bridge_dropout=0.5),
+    # Source ids never attended (the demo's punctuation, issue 16).
+    dict(model="luong", score="general", unattended_source_ids=(5, 9)),
+    dict(model="stepwise", score="additive", unattended_source_ids=(5,)),
 ]
 
 
@@ -111,8 +114,10 @@ def test_step_decoding_matches_teacher_forcing(overrides):
                 continue
             np.testing.assert_allclose(log_probs[b], expected[b, t], atol=1e-5)
             np.testing.assert_allclose(attention[b], weights[b, t], atol=1e-5)
-    # Padded source positions get no attention.
+    # Padded source positions get no attention, nor unattended ids.
     assert np.all(weights[1, :, 3:] == 0)
+    for token in config.unattended_source_ids:
+        assert np.all(weights[np.broadcast_to(source[:, None] == token, weights.shape)] == 0)
     np.testing.assert_allclose(weights[0].sum(-1), 1.0, atol=1e-5)
 
 
@@ -128,6 +133,51 @@ def test_model_config_validation():
     config = config_lib.ModelConfig(5, 6, model="stepwise", units=3)
     assert config_lib.ModelConfig.from_json(config.to_json()) == config
     assert config.decoder_units == 6
+
+
+def test_punctuation_ids_and_their_round_trip():
+    vocab = list(text_lib.RESERVED_TOKENS) + [
+        "vendredi", ",", "##,", ".", "20", "##.", "a.", "«", "...", "-", "##a",
+    ]
+    assert text_lib.punctuation_ids(vocab) == [5, 6, 7, 9, 11, 12, 13]
+    config = config_lib.ModelConfig(
+        5, 6, attend_source_punctuation=False, unattended_source_ids=(5, 7)
+    )
+    assert config_lib.ModelConfig.from_json(config.to_json()) == config
+
+
+def test_train_masks_the_source_punctuation(tmp_path):
+    """`--no-attend-source-punctuation`: `train` finds the punctuation of
+    the learned source vocabulary, run.json keeps it, and no attention
+    lands on it, also after the run is loaded again."""
+    from examples.nmt import train as train_lib
+
+    configs = (
+        config_lib.DataConfig(num_dates=200, validation_fraction=0.1,
+                              test_fraction=0.0),
+        config_lib.TextConfig(source_vocab_size=200, target_vocab_size=200),
+        config_lib.ModelConfig(embedding_dim=8, units=8,
+                               attend_source_punctuation=False),
+        config_lib.TrainConfig(epochs=1, batch_size=32, verbose=0,
+                               mixed_precision="off"),
+    )
+    run_dir = str(tmp_path / "run")
+    seq2seq, _ = train_lib.train(run_dir, *configs, log=lambda *_: None)
+    vocab = text_lib.load_vocabulary(run_lib.run_path(run_dir, run_lib.SOURCE_VOCAB))
+    comma = vocab.index(",")
+    assert comma in seq2seq.config.unattended_source_ids
+    assert list(seq2seq.config.unattended_source_ids) == text_lib.punctuation_ids(vocab)
+    loaded, source, _, _ = run_lib.load_trained(run_dir)
+    assert loaded.config.unattended_source_ids == seq2seq.config.unattended_source_ids
+    ids = source.tokenize(tf.constant(["Freitag, 20. Oktober 1933"])).to_tensor()
+    ids = np.asarray(ids, "int32")
+    assert comma in ids
+    weights = np.asarray(loaded.attention_model(
+        {"source_ids": ids, "target_in": np.array([[2, 4, 5, 6]], "int32")}
+    ))
+    hit = np.isin(ids[0], seq2seq.config.unattended_source_ids)
+    assert hit.any() and np.all(weights[0][:, hit] == 0)
+    np.testing.assert_allclose(weights[0].sum(-1), 1.0, atol=1e-5)
 
 
 def test_bridge_dropout_zeroes_whole_sentences_in_training_only():

@@ -9,7 +9,6 @@ is `examples.nmt.train.fit`, and the SavedModel is
 its phones and the attention out.
 """
 
-import dataclasses
 import zlib
 
 from examples.g2p import config as config_lib
@@ -77,10 +76,8 @@ def train(run_dir, data_config, model_config, train_config, log=print):
         + f" ({splits['train'].skipped} entries skipped)"
     )
     source, target = make_processors()
-    model_config = dataclasses.replace(
-        model_config,
-        source_vocab_size=source.vocab_size,
-        target_vocab_size=target.vocab_size,
+    model_config = nmt_train.with_vocabularies(
+        model_config, source, target, source.vocab
     )
     run_lib.save_run_config(
         run_dir, data_config, model_config, train_config,

@@ -233,10 +233,19 @@ class Seq2Seq:
 
     def memory_mask(self, source_ids):
         """The attended source positions `(batch, S)` bool: not padding,
-        and not `[END]` unless `config.attend_source_end`."""
+        not `[END]` unless `config.attend_source_end`, and none of
+        `config.unattended_source_ids`."""
         mask = ops.not_equal(source_ids, 0)
         if not self.config.attend_source_end:
             mask = ops.logical_and(mask, ops.not_equal(source_ids, END_ID))
+        if self.config.unattended_source_ids:
+            ids = ops.convert_to_tensor(
+                list(self.config.unattended_source_ids), source_ids.dtype
+            )
+            hit = ops.any(
+                ops.equal(ops.expand_dims(source_ids, -1), ids), axis=-1
+            )
+            mask = ops.logical_and(mask, ops.logical_not(hit))
         return mask
 
     def _build_models(self):

@@ -25,6 +25,7 @@ asset of the SavedModel.
 """
 
 import os
+import unicodedata
 
 import tensorflow as tf
 import tensorflow_text as tf_text
@@ -126,6 +127,20 @@ def save_vocabulary(vocab, path):
 def load_vocabulary(path):
     with open(path, encoding="utf-8") as f:
         return [line.rstrip("\n") for line in f]
+
+
+def punctuation_ids(vocab):
+    """Ids of the tokens of `vocab` made of punctuation only (Unicode
+    category P*, a `##` continuation prefix ignored); reserved tokens
+    excluded."""
+    ids = []
+    for i, token in enumerate(vocab):
+        if i < len(RESERVED_TOKENS):
+            continue
+        chars = token[2:] if token.startswith("##") else token
+        if chars and all(unicodedata.category(c).startswith("P") for c in chars):
+            ids.append(i)
+    return ids
 
 
 def frame_ids(ids, max_tokens, add_start, add_end):

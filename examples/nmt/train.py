@@ -30,6 +30,7 @@ from examples.nmt import distribute
 from examples.nmt import model as model_lib
 from examples.nmt import pipeline
 from examples.nmt import run as run_lib
+from examples.nmt import text as text_lib
 from examples.nmt.config import DataConfig
 from examples.nmt.config import ModelConfig
 from examples.nmt.config import TextConfig
@@ -111,6 +112,22 @@ def start(run_dir, train_config):
     return strategy, run_dir
 
 
+def with_vocabularies(model_config, source, target, source_vocab):
+    """`model_config` with the learned vocabulary sizes and, when
+    `attend_source_punctuation` is off, the source punctuation ids
+    (`text.punctuation_ids` of `source_vocab`, the source tokens) as
+    `unattended_source_ids`."""
+    unattended = ()
+    if not model_config.attend_source_punctuation:
+        unattended = tuple(text_lib.punctuation_ids(source_vocab))
+    return dataclasses.replace(
+        model_config,
+        source_vocab_size=source.vocab_size,
+        target_vocab_size=target.vocab_size,
+        unattended_source_ids=unattended,
+    )
+
+
 def train(
     run_dir: str,
     data_config: DataConfig,
@@ -127,10 +144,11 @@ def train(
     strategy, run_dir = start(run_dir, train_config)
     splits = pipeline.prepare(run_dir, data_config, text_config, log=log)
     source, target = run_lib.make_processors(run_dir, text_config)
-    model_config = dataclasses.replace(
-        model_config,
-        source_vocab_size=source.vocab_size,
-        target_vocab_size=target.vocab_size,
+    model_config = with_vocabularies(
+        model_config, source, target,
+        text_lib.load_vocabulary(
+            run_lib.run_path(run_dir, run_lib.SOURCE_VOCAB)
+        ),
     )
     run_lib.save_run_config(
         run_dir, data_config, text_config, model_config, train_config
