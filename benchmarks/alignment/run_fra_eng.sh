@@ -65,7 +65,8 @@ ALL="guided:fr_en_guided:en_fr_guided unsup:fr_en:en_fr"
 [ -n "${SKIP_KEYS:-}" ] ||
     ALL="$ALL keys:fr_en_keys:en_fr_keys keysnb:fr_en_keysnb:en_fr_keysnb"
 [ -z "${BF16:-}" ] ||
-    ALL="$ALL bf16:fr_en_bf16:en_fr_bf16 bf16keys:fr_en_bf16keys:en_fr_bf16keys"
+    ALL="$ALL bf16:fr_en_bf16:en_fr_bf16 bf16keys:fr_en_bf16keys:en_fr_bf16keys
+bf16guided:fr_en_bf16guided:en_fr_bf16guided"
 PAIRS=${PAIRS:-$ALL}
 if [ -z "${SKIP_TRAIN:-}" ]; then
 train --out "$D/fr_en_guided" --guided-alignment "$D/eflomal_shuf.align"
@@ -94,6 +95,10 @@ train --out "$D/fr_en_bf16keys" --attention-keys embedding \
     --mixed-precision bfloat16
 train --out "$D/en_fr_bf16keys" --direction from-english \
     --attention-keys embedding --mixed-precision bfloat16
+train --out "$D/fr_en_bf16guided" --mixed-precision bfloat16 \
+    --guided-alignment "$D/eflomal_shuf.align"
+train --out "$D/en_fr_bf16guided" --direction from-english \
+    --mixed-precision bfloat16 --guided-alignment "$D/eflomal_shuf_en_fr.align"
 fi
 fi
 
