@@ -99,6 +99,9 @@ train --out "$D/fr_en_bf16guided" --mixed-precision bfloat16 \
     --guided-alignment "$D/eflomal_shuf.align"
 train --out "$D/en_fr_bf16guided" --direction from-english \
     --mixed-precision bfloat16 --guided-alignment "$D/eflomal_shuf_en_fr.align"
+# The seed decides more than the precision: French -> English, seed 1.
+train --out "$D/fr_en_seed1" --seed 1
+train --out "$D/fr_en_seed1_bf16" --seed 1 --mixed-precision bfloat16
 fi
 fi
 
@@ -163,4 +166,14 @@ align --run "$D/fr_en_emb" --reverse-run "$D/en_fr_emb" \
 for m in en_fr_emb sym_emb; do score $m; done
 $PY -m examples.nmt evaluate --run "$D/fr_en_emb" --beam-width 0 \
     --max-examples 1000
+fi
+
+# 7. The seed-1 French -> English runs (BF16=1): alone, AER and BLEU.
+if [ -n "${BF16:-}" ]; then
+for r in fr_en_seed1 fr_en_seed1_bf16; do
+    align --run "$D/$r" --out "$D/$r.align"
+    score "$r"
+    $PY -m examples.nmt evaluate --run "$D/$r" --beam-width 0 \
+        --max-examples 1000
+done
 fi
