@@ -182,9 +182,8 @@ def build_local(sizes, savedir):
     )
     # The fast variants: the example's default on a bfloat16 CPU
     # (mixed_bfloat16, float32 vocabulary projection) and XLA.
-    for name, score, policy, jit in FAST_VARIANTS:
+    for name, kind, score, policy, jit in FAST_VARIANTS:
         keras.config.set_dtype_policy(policy)
-        kind = name.split("-")[1]
         build = (models.stepwise_model if kind == "stepwise"
                  else models.sequence_model)
         m = build(sizes, score, logits_dtype="float32")
@@ -220,9 +219,10 @@ def build_local(sizes, savedir):
     return timers, loaded
 
 
-# (timer, score, dtype policy, XLA) of the fast variants of our models.
+# (timer, model kind, score, dtype policy, XLA) of the fast variants of
+# our models.
 FAST_VARIANTS = [
-    (f"ours-{kind}-{score}-train-{tag}", score, policy, jit)
+    (f"ours-{kind}-{score}-train-{tag}", kind, score, policy, jit)
     for kind in ("stepwise", "sequence")
     for score, tag, policy, jit in (
         ("luong", "xla", "float32", True),

@@ -226,6 +226,7 @@ class AttentionRNN(keras.layers.Layer):
         step_inputs = inputs
         if hoisted:
             step_inputs = project_inputs(wrapper.cell, inputs)
+        run_step = wrapper.projected_step if hoisted else wrapper.step
         size = step_inputs.shape[-1]
         parts = [step_inputs]
         masked = inputs_mask is not None
@@ -256,7 +257,6 @@ class AttentionRNN(keras.layers.Layer):
                 dropout_mask = x_t[:, size + int(masked) :] > 0.5
             # The reshape restores the static feature size, which slicing
             # a tensor of unknown width loses.
-            run_step = wrapper.projected_step if hoisted else wrapper.step
             output, new_state, weights = run_step(
                 ops.reshape(x_t[:, :size], (-1, size)),
                 loop_state,

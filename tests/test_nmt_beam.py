@@ -263,7 +263,8 @@ def test_evaluate_reports_greedy_and_beam(run, greedy, capsys):
     for m in (metrics, beam):
         assert 0.0 <= m["exact_match"] <= 1.0
         assert 0.0 <= m["bleu"] <= 100.0 and 0.0 <= m["chrf"] <= 100.0
-        assert "alignment_accuracy" in m and m["decode_seconds"] > 0.0
+        # The decode time is reported, not judged (speed: benchmarks/).
+        assert "alignment_accuracy" in m and isinstance(m["decode_seconds"], float)
         assert "results" not in m
 
     # The beam figures are those of the beam signature's translations.
