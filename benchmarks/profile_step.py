@@ -1,0 +1,207 @@
+"""Where a training step's time goes, op type by op type (issue 15).
+
+    python -m benchmarks.profile_step [--model sequence|stepwise]
+        [--mixed-precision off|bfloat16] [--jit-compile] [--steps 20]
+        [--by-layer] [--matmuls] [--parallel] [--quick]
+
+Builds one of `benchmarks.peers`' models at its sizes (vocabulary 5000,
+embedding 256, LSTM 256, batch 64, lengths 12), warms its `tf.function`
+train step up, traces `--steps` steps with `tf.profiler`, and sums the
+host's TensorFlow op events of the trace by op type (`MatMul`,
+`BiasAddGrad`, `SparseSoftmaxCrossEntropyWithLogits`, the Adam update,
+...): total milliseconds per step and share of the step's wall time, the
+largest first. With `--jit-compile` the ops are XLA's fused clusters and
+the table shows the cluster kernels instead. `--matmuls` also times the
+step's matmul shapes alone; docs/benchmarks.md has a run.
+"""
+
+import argparse
+import collections
+import glob
+import os
+import tempfile
+import time
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+
+import keras  # noqa: E402
+import tensorflow as tf  # noqa: E402
+from tensorflow.tsl.profiler.protobuf import xplane_pb2  # noqa: E402
+
+from benchmarks import peers  # noqa: E402
+from benchmarks import peers_models as models  # noqa: E402
+
+
+def op_type(name: str) -> str:
+    """`model/dense/MatMul:MatMul` -> `MatMul` (the event names the op and
+    its type after the colon)."""
+    return name.rsplit(":", 1)[-1] if ":" in name else name
+
+
+def matmul_site(name: str) -> str:
+    """A matmul's op type and the layer it belongs to, forward or gradient:
+    `gradient_tape/functional_1/dense_1/MatMul/MatMul_1:_MklMatMul` ->
+    `_MklMatMul dense_1 (gradient)`."""
+    path, kind = name.rsplit(":", 1)
+    parts = path.split("/")
+    grad = parts[0] == "gradient_tape"
+    layers = [p for p in parts[1 + grad:-1]
+              if not p.startswith(("while", "functional", "MatMul"))]
+    return f"{kind} {layers[0] if layers else '?'}" + (
+        " (gradient)" if grad else "")
+
+
+def op_times(logdir: str, by_site: bool = False) -> collections.Counter:
+    """Microseconds per op type, summed over the executor's op events.
+
+    `main` runs the executor on one inter-op thread, so that ops do not
+    overlap and the sum is the step's op time (each op still uses every
+    core). `by_site` splits matmuls by layer, forward and gradient."""
+    (path,) = glob.glob(os.path.join(logdir, "**", "*.xplane.pb"),
+                        recursive=True)
+    space = xplane_pb2.XSpace()
+    with open(path, "rb") as f:
+        space.ParseFromString(f.read())
+    totals = collections.Counter()
+
+    def key(name):
+        if by_site and "MatMul" in name:
+            return matmul_site(name)
+        return op_type(name)
+
+    for plane in space.planes:
+        if not plane.name.startswith("/host:CPU"):
+            continue
+        names = {k: m.name for k, m in plane.event_metadata.items()}
+        for line in plane.lines:
+            # The executor's inter-op threads; an op event is `name:Type`
+            # (the rest are the executor's own regions).
+            if not line.name.startswith("tf_Compute"):
+                continue
+            for event in line.events:
+                name = names.get(event.metadata_id, "")
+                if ":" in name and "::" not in name:
+                    totals[key(name)] += event.duration_ps / 1e6
+    return totals
+
+
+def matmul_rate(m: int, k: int, n: int, dtype: str = "float32",
+                repeats: int = 20) -> float:
+    """GFLOP/s of an `(m, k) @ (k, n)` matmul, `repeats` chained in one
+    `tf.function` (best of 5 calls), so that dispatch does not count."""
+    a = tf.cast(tf.random.normal([m, k]), dtype)
+    b = tf.cast(tf.random.normal([k, n]), dtype)
+
+    @tf.function
+    def chain():
+        total = tf.zeros([], dtype)
+        for _ in range(repeats):
+            total += tf.matmul(a + total, b)[0, 0]
+        return total
+
+    chain().numpy()
+    best = float("inf")
+    for _ in range(5):
+        start = time.perf_counter()
+        chain().numpy()
+        best = min(best, time.perf_counter() - start)
+    return 2 * m * k * n * repeats / best / 1e9
+
+
+def matmul_table(sizes: dict, dtype: str, square: int = 2048) -> list:
+    """The step's matmul shapes and a square one: `(label, GFLOP/s)`."""
+    tokens = sizes["batch"] * sizes["target_length"]
+    units, vocab = sizes["units"], sizes["vocab"]
+    shapes = [
+        (f"{square} x {square} x {square} (the peak of benchmarks.peers)",
+         square, square, square),
+        (f"vocabulary projection {tokens} x {units} x {vocab}",
+         tokens, units, vocab),
+        (f"its input gradient {tokens} x {vocab} x {units}",
+         tokens, vocab, units),
+        (f"its kernel gradient {units} x {tokens} x {vocab}",
+         units, tokens, vocab),
+        (f"LSTM input, all steps at once {tokens} x {units} x {4 * units}",
+         tokens, units, 4 * units),
+        (f"LSTM, one step {sizes['batch']} x {units} x {4 * units}",
+         sizes["batch"], units, 4 * units),
+        (f"LSTM kernel gradient, one step {units} x {sizes['batch']} x "
+         f"{4 * units}", units, sizes["batch"], 4 * units),
+    ]
+    return [(label, matmul_rate(m, k, n, dtype)) for label, m, k, n in shapes]
+
+
+def build(kind: str, policy: str, quick: bool = False):
+    sizes = peers.SIZES[quick]
+    keras.mixed_precision.set_global_policy(
+        "mixed_bfloat16" if policy == "bfloat16" else "float32")
+    logits_dtype = "float32" if policy == "bfloat16" else None
+    if kind == "sequence":
+        model = models.sequence_model(sizes, "luong", logits_dtype)
+    else:
+        model, _ = models.stepwise_model(sizes, "luong", logits_dtype)
+    return sizes, model
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--model", choices=["sequence", "stepwise"],
+                        default="sequence")
+    parser.add_argument("--mixed-precision", choices=["off", "bfloat16"],
+                        default="off")
+    parser.add_argument("--jit-compile", action="store_true")
+    parser.add_argument("--steps", type=int, default=20)
+    parser.add_argument("--top", type=int, default=25)
+    parser.add_argument("--by-layer", action="store_true",
+                        help="split the matmuls by layer")
+    parser.add_argument("--quick", action="store_true",
+                        help="the tiny sizes of `benchmarks.peers --quick`")
+    parser.add_argument("--matmuls", action="store_true",
+                        help="also time the step's matmul shapes")
+    parser.add_argument(
+        "--parallel", action="store_true",
+        help="keep TensorFlow's inter-op threads (the real speed; the op "
+        "times then overlap and sum to more than the step)")
+    args = parser.parse_args(argv)
+    if not args.parallel:
+        tf.config.threading.set_inter_op_parallelism_threads(1)
+    sizes, model = build(args.model, args.mixed_precision, args.quick)
+    step = models.train_step(model, jit_compile=args.jit_compile)
+    batch = models.batch_of(sizes, sizes["batch"])
+    for _ in range(5):
+        step(*batch).numpy()
+    start = time.perf_counter()
+    for _ in range(args.steps):
+        step(*batch).numpy()
+    untraced = (time.perf_counter() - start) / args.steps
+    with tempfile.TemporaryDirectory() as logdir:
+        tf.profiler.experimental.start(logdir)
+        start = time.perf_counter()
+        for _ in range(args.steps):
+            step(*batch).numpy()
+        traced = (time.perf_counter() - start) / args.steps
+        tf.profiler.experimental.stop()
+        totals = op_times(logdir, args.by_layer)
+    tokens = sizes["batch"] * sizes["target_length"]
+    print(f"{args.model}, {args.mixed_precision}, XLA {args.jit_compile}: "
+          f"{1e3 * untraced:.1f} ms/step untraced ({tokens / untraced:,.0f} "
+          f"tokens/s), {1e3 * traced:.1f} ms traced")
+    print("| op type | ms/step | share of the traced step |")
+    print("|---|---|---|")
+    total = sum(totals.values())
+    for name, micros in totals.most_common(args.top):
+        ms = micros / 1e3 / args.steps
+        print(f"| {name} | {ms:.2f} | {100 * ms / (1e3 * traced):.1f} % |")
+    print(f"| (all ops) | {total / 1e3 / args.steps:.2f}"
+          f" | {100 * total / 1e6 / args.steps / traced:.1f} % |")
+    if args.matmuls:
+        dtype = "bfloat16" if args.mixed_precision == "bfloat16" else "float32"
+        print(f"\n| {dtype} matmul | GFLOP/s |\n|---|---|")
+        for label, rate in matmul_table(
+                sizes, dtype, 256 if args.quick else 2048):
+            print(f"| {label} | {rate:.0f} |")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
