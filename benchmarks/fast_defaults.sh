@@ -6,10 +6,11 @@
 #   PHASE=quality: train both (N pairs, EPOCHS epochs, French -> English,
 #       the example's default model), then BLEU/chrF/exact match of greedy
 #       decoding on the test split (the first TEST pairs).
-#   PHASE=timing: ROUNDS alternating one-epoch runs of each setting of
-#       TIMED (same data; `xla`: float32 with XLA on, every new batch shape
-#       compiled); the epoch seconds of every run. Run it on a quiet
-#       machine.
+#   PHASE=timing: ROUNDS alternating runs of TIME_EPOCHS epochs (default
+#       1) of each setting of TIMED (same data; `xla`: float32 with XLA on,
+#       batches padded to their bucket's width, so one compilation per
+#       bucket, in the first epoch); the epoch seconds of every run. Run it
+#       on a quiet machine.
 set -euo pipefail
 FRA=${1:-/work/shared/data/fra-eng/fra.txt}
 D=${2:-runs/fast}
@@ -45,7 +46,8 @@ else
     for r in $(seq "$ROUNDS"); do
         for s in $TIMED; do
             rm -rf "$D/time_$s"
-            train --out "$D/time_$s" --epochs 1 ${SETTINGS[$s]} \
+            train --out "$D/time_$s" --epochs "${TIME_EPOCHS:-1}" \
+                ${SETTINGS[$s]} \
                 | tee -a "$D/timing_$s.log" | grep -E "trained|epoch_seconds"
         done
     done

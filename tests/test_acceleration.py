@@ -153,3 +153,36 @@ def test_mixed_precision_training_keeps_float32_master_weights(
     with open(run_lib.run_path(run_dir, run_lib.HISTORY)) as f:
         assert json.load(f)["dtype_policy"] == f"mixed_{precision}"
     assert os.path.exists(run_lib.run_path(run_dir, run_lib.WEIGHTS))
+
+
+@pytest.mark.slow
+def test_xla_training_on_fixed_shapes_matches_training_without(tmp_path):
+    """`train` with XLA pads each batch to its bucket's width (so that the
+    step compiles once per bucket, not per batch shape): the padding is
+    masked, so the training losses are those of the run without XLA on
+    unpadded batches, step for step."""
+    histories = []
+    for jit in ("off", "on"):
+        configs = (
+            config_lib.DataConfig(
+                num_dates=160, validation_fraction=0.1, test_fraction=0.0
+            ),
+            config_lib.TextConfig(source_vocab_size=200, target_vocab_size=200),
+            config_lib.ModelConfig(
+                embedding_dim=8, units=8, dropout=0.0
+            ),
+            config_lib.TrainConfig(
+                epochs=2, batch_size=32, verbose=0, learning_rate=1e-2,
+                warmup_steps=2, mixed_precision="off", jit_compile=jit,
+                bucket_boundaries=(12, 14, 16),
+            ),
+        )
+        _, history = train_lib.train(
+            str(tmp_path / jit), *configs, log=lambda *_: None
+        )
+        histories.append(history)
+    assert [h["jit_compile"] for h in histories] == [False, True]
+    np.testing.assert_allclose(
+        histories[1]["loss"], histories[0]["loss"], rtol=2e-4
+    )
+    assert histories[1]["loss"][-1] < histories[1]["loss"][0]

@@ -246,6 +246,18 @@ def test_make_dataset_feeds_the_reference(tmp_path):
         reference[1], [[1, 0, -1, -1], [0, 0, -1, -1], [-1, -1, -1, -1]]
     )
     assert targets["logits"].shape == inputs["target_in"].shape
+    # Fixed shapes (XLA): the reference padded with -1 to the batch width.
+    ds = pipeline.make_dataset(
+        corpus, source, target, 2, links=links, fixed_shapes=True,
+        bucket_boundaries=(3, 6),
+    )
+    inputs, targets = next(iter(ds))
+    padded = targets["attention"].numpy()
+    width = inputs["source_ids"].shape[1]
+    assert width == 5 and padded.shape == (2, width - 1, width)
+    assert targets["logits"].shape == inputs["target_in"].shape == (2, width - 1)
+    np.testing.assert_array_equal(padded[:, :3, :4], reference)
+    assert np.all(padded[:, 3:, :] == -1) and np.all(padded[:, :, 4:] == -1)
 
 
 def _train(run_dir, path, guided, epochs=6):

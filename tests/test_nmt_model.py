@@ -244,3 +244,44 @@ def test_dataset_shifts_targets_and_keeps_every_pair(dates_processors, buckets):
             assert len(set(bucket)) == 1
         seen += len(src)
     assert seen == len(corpus)
+
+
+def test_padded_widths():
+    assert pipeline.padded_widths((8, 12, 16, 24, 32), 64) == [7, 11, 15, 23, 31, 64]
+    # Boundaries at or above the longest sentence add nothing; none: one width.
+    assert pipeline.padded_widths((6, 40, 80), 32) == [5, 32]
+    assert pipeline.padded_widths(None, 32) == [32]
+    assert pipeline.padded_widths((), 10) == [10]
+
+
+@pytest.mark.parametrize("buckets", [None, (6, 9), (12, 14, 16)])
+def test_fixed_shapes_pad_each_batch_to_its_bucket(dates_processors, buckets):
+    """Under XLA the batches must come in few shapes: each is padded to its
+    bucket's width (the batch itself unchanged but for the zero padding)."""
+    corpus, source, target = dates_processors
+    widths = pipeline.padded_widths(buckets, max(source.max_tokens, target.max_tokens))
+    plain = pipeline.make_dataset(corpus, source, target, 16, bucket_boundaries=buckets)
+    fixed = pipeline.make_dataset(
+        corpus, source, target, 16, bucket_boundaries=buckets, fixed_shapes=True
+    )
+    shapes = set()
+    for (a_in, a_out), (b_in, b_out) in zip(plain, fixed):
+        width = b_in["source_ids"].shape[1]
+        longest = max(a_in["source_ids"].shape[1], a_in["target_in"].shape[1] + 1)
+        assert width == min(w for w in widths if w >= longest)
+        assert b_in["target_in"].shape[1] == b_out.shape[1] == width - 1
+        shapes.add(width)
+        for key in ("source_ids", "target_in"):
+            a, b = a_in[key].numpy(), b_in[key].numpy()
+            np.testing.assert_array_equal(b[:, : a.shape[1]], a)
+        assert not b_in["source_ids"].numpy()[:, a_in["source_ids"].shape[1]:].any()
+        # target_in drops the last column of the padded target: beyond the
+        # plain batch's width it holds the longest rows' [END] (whose
+        # target_out is padding, so masked) and zeros.
+        extra = b_in["target_in"].numpy()[:, a_in["target_in"].shape[1]:]
+        assert set(np.unique(extra)) <= {0, text_lib.END_ID}
+        np.testing.assert_array_equal(b_out.numpy()[:, : a_out.shape[1]], a_out.numpy())
+        assert not b_out.numpy()[:, a_out.shape[1]:].any()
+    assert len(shapes) <= len(widths)
+    if buckets == (12, 14, 16):  # dates of 9 to 17 tokens: every bucket
+        assert shapes == {11, 13, 15, 64}, shapes

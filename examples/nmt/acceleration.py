@@ -23,9 +23,12 @@ are computed in float32 (`model.py`, `keras_attention`).
   quiet 2-core AVX-512 CPU (docs/benchmarks.md): at one batch shape XLA
   speeds up a float32 train step (+21 % sequence mode, +40 % step-wise)
   but slows a `mixed_bfloat16` one (XLA's CPU bfloat16 code is slower than
-  oneDNN's), and the example's bucketed batches come in many shapes, each
-  compiled anew: one fra-eng epoch (27k pairs) took 131-144 s with XLA against
-  25 s without (`benchmarks/fast_defaults.sh`).
+  oneDNN's). Under XLA `train` pads every batch to its length bucket's
+  width (`pipeline.make_dataset(fixed_shapes=True)`), so the step compiles
+  once per bucket instead of once per batch shape (131-144 s a fra-eng
+  epoch before, 27k pairs); even so XLA's CPU code for the example's model
+  (bidirectional, masked LSTMs) took 72, 75 and 82 s for the first three
+  epochs against 23, 20 and 41 s without (`benchmarks/fast_defaults.sh`).
 - `"on"`, `"off"`: always, never.
 """
 

@@ -171,6 +171,18 @@ def _flat_links(links):
     return flat, splits
 
 
+def padded_widths(bucket_boundaries, max_tokens):
+    """The padded lengths of `make_dataset(fixed_shapes=True)`: the longest
+    sentence of each length bucket (`boundary - 1`, for the boundaries
+    below `max_tokens`), then `max_tokens`, the longest any sentence is."""
+    widths = {b - 1 for b in bucket_boundaries or () if 1 < b <= max_tokens}
+    return sorted(widths | {max_tokens})
+
+
+def _pad_columns(ids, width):
+    return tf.pad(ids, [[0, 0], [0, width - tf.shape(ids)[1]]])
+
+
 def make_dataset(
     corpus,
     source_processor,
@@ -181,6 +193,7 @@ def make_dataset(
     seed=0,
     repeat=False,
     links=None,
+    fixed_shapes=False,
 ):
     """`tf.data` pipeline of `({"source_ids", "target_in"}, target_out)`.
 
@@ -193,6 +206,13 @@ def make_dataset(
     pair, `guided_token_links`), the targets are `{"logits": target_out,
     "attention": reference}`: the dense `(T, S)` reference of each pair
     (1 at each link), padded with -1.
+
+    With `fixed_shapes`, every batch is padded to the longest length its
+    bucket can hold (`padded_widths`), not to its own longest sentence:
+    the batches then come in one shape per bucket (two where the last
+    batch of a bucket is short), so that an XLA-compiled train step
+    (`--jit-compile`) compiles a handful of times instead of once per new
+    batch shape.
     """
     sources = [s for s, _ in corpus.pairs]
     targets = [t for _, t in corpus.pairs]
@@ -247,6 +267,35 @@ def make_dataset(
         )
     else:
         ds = ds.padded_batch(batch_size, padding_values=padding)
+
+    widths = tf.constant(
+        padded_widths(
+            bucket_boundaries,
+            max(source_processor.max_tokens, target_processor.max_tokens),
+        ),
+        tf.int32,
+    )
+
+    def pad_to_width(source, target, *reference):
+        # One bucket's sentences are all shorter than its boundary: the
+        # first width that holds the batch's longest is the bucket's.
+        longest = tf.maximum(tf.shape(source)[1], tf.shape(target)[1])
+        width = widths[tf.searchsorted(widths, [longest])[0]]
+        source = _pad_columns(source, width)
+        target = _pad_columns(target, width)
+        if not reference:
+            return source, target
+        matrix = reference[0]
+        matrix = tf.pad(
+            matrix,
+            [[0, 0], [0, width - 1 - tf.shape(matrix)[1]],
+             [0, width - tf.shape(matrix)[2]]],
+            constant_values=-1.0,
+        )
+        return source, target, matrix
+
+    if fixed_shapes:
+        ds = ds.map(pad_to_width)
 
     def to_inputs(source, target, *reference):
         source = tf.cast(source, tf.int32)

@@ -217,23 +217,8 @@ def fit(
             f"{train_config.guided_alignment!r}, links "
             f"{'given' if links is not None else 'not given'}"
         )
-    train_ds = pipeline.make_dataset(
-        splits["train"], source, target, train_config.batch_size,
-        shuffle=True, bucket_boundaries=train_config.bucket_boundaries,
-        seed=train_config.seed, repeat=True,
-        links=None if links is None else links["train"],
-    )
     steps_per_epoch = train_config.steps_per_epoch or max(
         math.ceil(len(splits["train"]) / train_config.batch_size), 1
-    )
-    validation = splits["validation"] if len(splits["validation"]) else None
-    val_ds = (
-        pipeline.make_dataset(
-            validation, source, target, train_config.batch_size,
-            links=None if links is None else links["validation"],
-        )
-        if validation is not None
-        else None
     )
     policy = acceleration.mixed_precision_policy(train_config.mixed_precision)
     # The policy applies to this model's layers only (see `acceleration`).
@@ -244,6 +229,30 @@ def fit(
         )
     # keras-team/keras#20585 (no-op unless the strategy spans 2+ workers).
     model = fitted_model(seq2seq, train_config)
+    # Under XLA (`model.jit_compile`, Keras' "auto" resolved: off where a
+    # layer cannot compile, e.g. a cuDNN LSTM) every new batch shape
+    # compiles the train step anew: batches padded to their bucket's width.
+    fixed_shapes = bool(model.jit_compile)
+    train_ds = pipeline.make_dataset(
+        splits["train"], source, target, train_config.batch_size,
+        shuffle=True, bucket_boundaries=train_config.bucket_boundaries,
+        seed=train_config.seed, repeat=True,
+        links=None if links is None else links["train"],
+        fixed_shapes=fixed_shapes,
+    )
+    validation = splits["validation"] if len(splits["validation"]) else None
+    val_ds = (
+        pipeline.make_dataset(
+            validation, source, target, train_config.batch_size,
+            links=None if links is None else links["validation"],
+            bucket_boundaries=(
+                train_config.bucket_boundaries if fixed_shapes else None
+            ),
+            fixed_shapes=fixed_shapes,
+        )
+        if validation is not None
+        else None
+    )
     distribute.apply_multi_worker_fit_workaround(model, strategy)
     monitor = "val_loss" if val_ds is not None else "loss"
     os.makedirs(run_lib.run_path(run_dir, run_lib.CHECKPOINTS), exist_ok=True)
