@@ -14,7 +14,9 @@ pytest.importorskip("tensorflow_text")
 from examples.nmt import align  # noqa: E402
 from examples.nmt import cli  # noqa: E402
 from examples.nmt import config as config_lib  # noqa: E402
+from examples.nmt import model as model_lib  # noqa: E402
 from examples.nmt import pipeline  # noqa: E402
+from examples.nmt import run as run_lib  # noqa: E402
 from examples.nmt import text as text_lib  # noqa: E402
 from examples.nmt import train as train_lib  # noqa: E402
 from keras_attention import alignment as al  # noqa: E402
@@ -94,6 +96,8 @@ class _FixedAttention:
         for r in range(rows):
             weights[:, r] = self.row(r, columns)
         return weights
+
+    alignment_model = attention_model
 
 
 def _abc_xyz(tmp_path):
@@ -260,13 +264,15 @@ def test_make_dataset_feeds_the_reference(tmp_path):
     assert np.all(padded[:, 3:, :] == -1) and np.all(padded[:, :, 4:] == -1)
 
 
-def _train(run_dir, path, guided, epochs=6):
+def _train(run_dir, path, guided, epochs=6, head=False):
     configs = (
         config_lib.DataConfig(
             paths=(path,), validation_fraction=0.1, test_fraction=0.0
         ),
         config_lib.TextConfig(source_vocab_size=60, target_vocab_size=60),
-        config_lib.ModelConfig(embedding_dim=16, units=16, bridge=False),
+        config_lib.ModelConfig(
+            embedding_dim=16, units=16, bridge=False, alignment_head=head
+        ),
         config_lib.TrainConfig(
             epochs=epochs, batch_size=32, verbose=0, learning_rate=1e-2,
             warmup_steps=10, bucket_boundaries=(),
@@ -298,6 +304,51 @@ def test_guided_attention_follows_the_given_links(tmp_path):
         scores[guided] = _agreement(links, reference[:60])
     assert scores[True] > 0.8, scores
     assert scores[True] > scores[False] + 0.3, scores
+
+
+@pytest.mark.slow
+def test_alignment_head_learns_the_links_the_attention_is_left_free(tmp_path):
+    """With `alignment_head`, guidance trains a second attention (queried
+    with the predicted word too) and `align` reads it: it follows the
+    reversed diagonal, while the translation attention, unsupervised, is
+    free to stay on the copy task's own diagonal."""
+    pairs = _copy_pairs(400)
+    reference = _reversed_links(pairs)
+    path = str(tmp_path / "pairs.tsv")
+    _write_pairs(path, pairs, reference)
+    run_dir = str(tmp_path / "run")
+    _train(run_dir, path, guided=True, head=True)
+    test = pairs[:60]
+    assert _agreement(align.align_run(run_dir, test), reference[:60]) > 0.8
+    seq2seq, source, target, _ = run_lib.load_trained(run_dir)
+    assert seq2seq.alignment_model is not seq2seq.attention_model
+    head = align.attention_word_links(seq2seq, source, target, test)
+    assert _agreement(head, reference[:60]) > 0.8
+    for (w, _, _) in align.teacher_forced_attention(
+        seq2seq, source, target, test
+    ):
+        np.testing.assert_allclose(w.sum(-1), 1.0, rtol=1e-5)
+    # The translation attention, unsupervised, does not follow them.
+    seq2seq.alignment_model = seq2seq.attention_model
+    plain = align.attention_word_links(seq2seq, source, target, test)
+    assert _agreement(plain, reference[:60]) < 0.5
+
+
+def test_alignment_head_needs_guided_alignment(tmp_path):
+    path = str(tmp_path / "pairs.tsv")
+    pairs = _copy_pairs(20)
+    _write_pairs(path, pairs, _reversed_links(pairs))
+    with pytest.raises(ValueError, match="alignment_head=True.*guided_alignment"):
+        _train(str(tmp_path / "run"), path, guided=False, head=True)
+
+
+def test_next_tokens_rebuild_target_out():
+    target = np.array([[1, 5, 6, 3], [1, 7, 3, 0], [1, 3, 0, 0]], "int32")
+    target_in, target_out = target[:, :-1], target[:, 1:]
+    rebuilt = np.asarray(model_lib.next_tokens(target_in))
+    # Row 0 is the longest (its [END] is only in target_out); the others
+    # end inside target_in.
+    np.testing.assert_array_equal(rebuilt, target_out)
 
 
 @pytest.mark.slow

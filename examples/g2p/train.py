@@ -94,7 +94,7 @@ def load_trained(run_dir, weights=None):
     """`(seq2seq, source, target, configs)` of a trained G2P run."""
     configs = run_lib.load_run_config(run_dir, config_lib.SECTIONS)
     seq2seq = model_lib.build_model(configs[1])
-    seq2seq.training_model.load_weights(
+    seq2seq.weights_model.load_weights(
         weights or run_lib.run_path(run_dir, run_lib.WEIGHTS)
     )
     source, target = make_processors()

@@ -172,7 +172,9 @@ def teacher_forced_attention(
     The model reads each source and the reference target shifted right
     (`[START] y_1 ... y_n`), as in training, and returns the attention of
     every target position: the alignment the model assigns to a given
-    translation (not to its own).
+    translation (not to its own). A model with an alignment head
+    (`ModelConfig.alignment_head`) returns the head's weights
+    (`Seq2Seq.alignment_model`), not the translation attention's.
 
     Args:
         seq2seq: A `model.Seq2Seq` (e.g. from `run.load_trained`).
@@ -198,7 +200,7 @@ def teacher_forced_attention(
         tgt = target_processor.tokenize([t for _, t in chunk])
         src_dense = tf.cast(src.to_tensor(), tf.int32)
         tgt_dense = tf.cast(tgt.to_tensor(), tf.int32)
-        weights = seq2seq.attention_model(
+        weights = seq2seq.alignment_model(
             {"source_ids": src_dense, "target_in": tgt_dense[:, :-1]},
             training=False,
         )

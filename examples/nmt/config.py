@@ -212,6 +212,11 @@ class ModelConfig:
         "(luong only)",
         choices=ATTENTION_KEYS,
     )
+    alignment_head: bool = option(
+        False, "a second attention, queried by the decoder state and the "
+        "target word it predicts, trained by --guided-alignment only and "
+        "read by `align` (the translation attention is left unsupervised)"
+    )
 
     def __post_init__(self):
         # Lists (from run.json) as tuples, so that configs compare.

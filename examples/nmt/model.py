@@ -93,8 +93,16 @@ class Seq2Seq:
             logits (batch, T, target_vocab_size)`, float32.
         attention_model: `keras.Model`, same inputs, `-> weights
             (batch, T, S)`, teacher-forced attention.
+        alignment_model: `keras.Model`, same inputs, `-> weights
+            (batch, T, S)`: the alignment head's weights with
+            `config.alignment_head`, else `attention_model`. What `align`
+            reads.
         guided_model: `keras.Model`, same inputs, `-> {"logits",
-            "attention"}`, for training with guided alignment.
+            "attention"}`, for training with guided alignment (the
+            attention output is the alignment head's, if any).
+        weights_model: The model whose weights a run saves and loads:
+            `guided_model` with an alignment head (whose layers
+            `training_model` lacks), else `training_model`.
         encoder_model: `keras.Model` `source_ids -> [memory, *states]`.
     """
 
@@ -140,6 +148,16 @@ class Seq2Seq:
             )
         else:
             self._build_stepwise_decoder()
+        if c.alignment_head:
+            # Row t is queried by the decoder state that predicts target
+            # token t + 1 and by that token's embedding (Zenkel et al.,
+            # 2019: an alignment knows the word it aligns).
+            self.alignment_query = keras.layers.Dense(
+                c.decoder_units, activation="tanh", name="alignment_query"
+            )
+            self.alignment_attention = keras_attention.MultiplicativeAttention(
+                name="alignment_attention"
+            )
         self._build_models()
 
     # ------------------------------------------------------------------
@@ -208,7 +226,7 @@ class Seq2Seq:
                 memory_mask=source_mask, training=training,
             )
             outputs = self.dropout(outputs, training=training)
-            return self.output_projection(outputs), weights
+            return self.output_projection(outputs), weights, outputs
         for i, rnn in enumerate(self.decoder_rnns):
             outputs = rnn(y, initial_state=states, training=training)
             y = outputs[0]
@@ -221,7 +239,22 @@ class Seq2Seq:
         h_tilde = self.attentional_output(context, y)
         h_tilde = self.dropout(h_tilde, training=training)
         logits = self.output_projection(h_tilde)
-        return logits, weights
+        return logits, weights, y
+
+    def _alignment_weights(self, target_in, decoded, keys, source_mask):
+        """The alignment head's `(batch, T, S)` weights: row `t` queried by
+        `decoded[:, t]` and the embedding of the token it predicts."""
+        predicted = self.target_embedding(next_tokens(target_in))
+        predicted = self.dropout(predicted)
+        query = self.alignment_query(
+            ops.concatenate(
+                [ops.cast(decoded, predicted.dtype), predicted], axis=-1
+            )
+        )
+        _, weights = self.alignment_attention(
+            query, keys, value_mask=source_mask
+        )
+        return weights
 
     def _keys_values(self, memory, embedded):
         """The attention's keys and values (`config.attention_keys`,
@@ -261,7 +294,7 @@ class Seq2Seq:
                 bridge = BridgeDropout(
                     self.config.bridge_dropout, name="bridge_dropout"
                 )(states)
-        logits, weights = self._decode_sequence(
+        logits, weights, decoded = self._decode_sequence(
             target_in, memory, source_mask, bridge, keys=keys, values=values,
         )
         # The loss masks padding itself (`losses.MaskedLoss`): the logits
@@ -278,11 +311,28 @@ class Seq2Seq:
             weights,
             name="nmt_attention",
         )
+        self.alignment_model = self.attention_model
+        aligned = weights
+        if self.config.alignment_head:
+            aligned = _DropMask(name="drop_mask_alignment")(
+                self._alignment_weights(
+                    target_in, decoded, keys, source_mask
+                )
+            )
+            self.alignment_model = keras.Model(
+                {"source_ids": source_ids, "target_in": target_in},
+                aligned,
+                name="nmt_alignment",
+            )
         # Guided alignment (`train.py`): one loss per output.
         self.guided_model = keras.Model(
             {"source_ids": source_ids, "target_in": target_in},
-            {"logits": logits, "attention": weights},
+            {"logits": logits, "attention": aligned},
             name="nmt_guided",
+        )
+        self.weights_model = (
+            self.guided_model if self.config.alignment_head
+            else self.training_model
         )
         self.encoder_model = keras.Model(
             source_ids,
@@ -410,6 +460,25 @@ class BridgeDropout(keras.layers.Layer):
         config = super().get_config()
         config.update({"rate": self.rate, "seed": self.seed})
         return config
+
+
+def next_tokens(target_in):
+    """The token each position of `target_in` predicts (`target_out`),
+    rebuilt from `target_in` alone: the row shifted left by one, `[END]`
+    after the last token of a row that lost its `[END]` with the last
+    column, zeros (padding) elsewhere."""
+    shifted = ops.concatenate(
+        [target_in[:, 1:], ops.zeros_like(target_in[:, :1])], axis=1
+    )
+    # The last token of a row whose [END] was cut off with the last column
+    # (the longest rows); shorter rows keep their [END] in `target_in`.
+    last = ops.logical_and(
+        ops.equal(shifted, 0),
+        ops.logical_and(
+            ops.not_equal(target_in, 0), ops.not_equal(target_in, END_ID)
+        ),
+    )
+    return ops.where(last, ops.cast(END_ID, target_in.dtype), shifted)
 
 
 def build_model(config: ModelConfig) -> Seq2Seq:

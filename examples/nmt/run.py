@@ -98,7 +98,5 @@ def load_trained(run_dir, weights=None):
     _, text_config, model_config, _ = configs
     source, target = make_processors(run_dir, text_config)
     seq2seq = model_lib.build_model(model_config)
-    seq2seq.training_model.load_weights(
-        weights or run_path(run_dir, WEIGHTS)
-    )
+    seq2seq.weights_model.load_weights(weights or run_path(run_dir, WEIGHTS))
     return seq2seq, source, target, configs

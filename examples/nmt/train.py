@@ -128,6 +128,17 @@ def with_vocabularies(model_config, source, target, source_vocab):
     )
 
 
+def check_alignment_head(model_config, train_config):
+    """A `ValueError` for an alignment head without reference links: it
+    learns from `--guided-alignment` only."""
+    if model_config.alignment_head and not train_config.guided_alignment:
+        raise ValueError(
+            "The alignment head learns from reference links only: "
+            "`alignment_head=True` needs `guided_alignment` (a Pharaoh file). "
+            f"Received: guided_alignment={train_config.guided_alignment!r}"
+        )
+
+
 def train(
     run_dir: str,
     data_config: DataConfig,
@@ -141,6 +152,7 @@ def train(
     The vocabulary sizes of `model_config` are set to those of the learned
     vocabularies (any value given is replaced).
     """
+    check_alignment_head(model_config, train_config)
     strategy, run_dir = start(run_dir, train_config)
     splits = pipeline.prepare(run_dir, data_config, text_config, log=log)
     source, target = run_lib.make_processors(run_dir, text_config)
@@ -210,6 +222,7 @@ def fit(
         under the run's dtype policy (`TrainConfig.mixed_precision`); the
         global policy is left as it was.
     """
+    check_alignment_head(model_config, train_config)
     if bool(train_config.guided_alignment) != (links is not None):
         raise ValueError(
             "`links` must be given exactly when `guided_alignment` is set "
@@ -295,7 +308,7 @@ def fit(
         shuffle=False,  # the pipeline shuffles
     )
     elapsed = time.time() - start
-    seq2seq.training_model.save_weights(
+    seq2seq.weights_model.save_weights(
         run_lib.run_path(run_dir, run_lib.WEIGHTS)
     )
     record = {k: [float(x) for x in v] for k, v in history.history.items()}
