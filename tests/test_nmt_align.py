@@ -12,6 +12,7 @@ tf = pytest.importorskip("tensorflow")
 pytest.importorskip("tensorflow_text")
 
 from examples.nmt import align  # noqa: E402
+from examples.nmt import alignment_head  # noqa: E402
 from examples.nmt import cli  # noqa: E402
 from examples.nmt import config as config_lib  # noqa: E402
 from examples.nmt import model as model_lib  # noqa: E402
@@ -264,7 +265,7 @@ def test_make_dataset_feeds_the_reference(tmp_path):
     assert np.all(padded[:, 3:, :] == -1) and np.all(padded[:, :, 4:] == -1)
 
 
-def _train(run_dir, path, guided, epochs=6, head=False):
+def _train(run_dir, path, guided, epochs=6, head="off"):
     configs = (
         config_lib.DataConfig(
             paths=(path,), validation_fraction=0.1, test_fraction=0.0
@@ -317,7 +318,7 @@ def test_alignment_head_learns_the_links_the_attention_is_left_free(tmp_path):
     path = str(tmp_path / "pairs.tsv")
     _write_pairs(path, pairs, reference)
     run_dir = str(tmp_path / "run")
-    _train(run_dir, path, guided=True, head=True)
+    _train(run_dir, path, guided=True, head="guided")
     test = pairs[:60]
     assert _agreement(align.align_run(run_dir, test), reference[:60]) > 0.8
     seq2seq, source, target, _ = run_lib.load_trained(run_dir)
@@ -338,14 +339,59 @@ def test_alignment_head_needs_guided_alignment(tmp_path):
     path = str(tmp_path / "pairs.tsv")
     pairs = _copy_pairs(20)
     _write_pairs(path, pairs, _reversed_links(pairs))
-    with pytest.raises(ValueError, match="alignment_head=True.*guided_alignment"):
-        _train(str(tmp_path / "run"), path, guided=False, head=True)
+    with pytest.raises(ValueError, match="alignment_head='guided'.*guided_alignment"):
+        _train(str(tmp_path / "run"), path, guided=False, head="guided")
+    with pytest.raises(ValueError, match="alignment_head='lexical'.*guided_alignment"):
+        _train(str(tmp_path / "run"), path, guided=True, head="lexical")
+
+
+@pytest.mark.slow
+def test_lexical_alignment_head_aligns_without_links(tmp_path):
+    """The unsupervised lexical head: on a copy task whose words are
+    shuffled against the source (so position says nothing), only the
+    lexical table can tell which source word a target word comes from;
+    `align` reads the head's posterior and finds the permutation."""
+    rng = random.Random(3)
+    pairs, truth = [], []
+    for s, t in _copy_pairs(500, seed=2):
+        words = t.split()
+        order = list(range(len(words)))
+        rng.shuffle(order)
+        pairs.append((s, " ".join(words[k] for k in order)))
+        # Target word j copies source word order[j].
+        truth.append({(order[j], j) for j in range(len(order))})
+    path = str(tmp_path / "pairs.tsv")
+    _write_pairs(path, pairs, truth)
+    run_dir = str(tmp_path / "run")
+    _, history = _train(run_dir, path, guided=False, head="lexical", epochs=8)
+    assert history["lexical_loss"][-1] < history["lexical_loss"][0]
+    test = pairs[:60]
+    # Source words repeat within a sentence: score against every position
+    # of the right word.
+    seq2seq, source, target, _ = run_lib.load_trained(run_dir)
+    for w, _, _ in align.teacher_forced_attention(seq2seq, source, target, test):
+        np.testing.assert_allclose(w.sum(-1), 1.0, rtol=1e-5)
+    links = align.attention_word_links(seq2seq, source, target, test)
+    right = sum(
+        s.split()[i][1:-1] == t.split()[j][1:-1]
+        for (s, t), pair in zip(test, links) for i, j in pair
+    )
+    lexical = right / sum(len(p) for p in links)
+    assert lexical > 0.85, lexical
+    # The translation attention alone, not trained for it, does worse.
+    seq2seq.alignment_model = seq2seq.attention_model
+    plain = align.attention_word_links(seq2seq, source, target, test)
+    plain_right = sum(
+        s.split()[i][1:-1] == t.split()[j][1:-1]
+        for (s, t), pair in zip(test, plain) for i, j in pair
+    )
+    assert plain_right / sum(len(p) for p in plain) < lexical - 0.3
 
 
 def test_next_tokens_rebuild_target_out():
     target = np.array([[1, 5, 6, 3], [1, 7, 3, 0], [1, 3, 0, 0]], "int32")
     target_in, target_out = target[:, :-1], target[:, 1:]
-    rebuilt = np.asarray(model_lib.next_tokens(target_in))
+    rebuilt = np.asarray(alignment_head.next_tokens(target_in, model_lib.END_ID))
     # Row 0 is the longest (its [END] is only in target_out); the others
     # end inside target_in.
     np.testing.assert_array_equal(rebuilt, target_out)

@@ -12,6 +12,7 @@ from examples.nmt import config as config_lib  # noqa: E402
 from examples.nmt import dates  # noqa: E402
 from examples.nmt import losses  # noqa: E402
 from examples.nmt import model as model_lib  # noqa: E402
+from examples.nmt import model_layers  # noqa: E402
 from examples.nmt import text as text_lib  # noqa: E402
 from examples.nmt import pipeline  # noqa: E402
 from examples.nmt import run as run_lib  # noqa: E402
@@ -181,7 +182,7 @@ def test_train_masks_the_source_punctuation(tmp_path):
 
 
 def test_bridge_dropout_zeroes_whole_sentences_in_training_only():
-    layer = model_lib.BridgeDropout(0.5, seed=3)
+    layer = model_layers.BridgeDropout(0.5, seed=3)
     rng = np.random.default_rng(0)
     states = [rng.normal(size=(400, 4)).astype("float32") + 5.0,
               rng.normal(size=(400, 4)).astype("float32") + 5.0]
@@ -194,7 +195,7 @@ def test_bridge_dropout_zeroes_whole_sentences_in_training_only():
         np.testing.assert_array_equal(x[~dropped], state[~dropped])
         assert np.all(x[dropped] == 0)
     assert 0.4 < dropped.mean() < 0.6
-    config = model_lib.BridgeDropout.from_config(layer.get_config())
+    config = model_layers.BridgeDropout.from_config(layer.get_config())
     assert (config.rate, config.seed) == (0.5, 3)
 
 

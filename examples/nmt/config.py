@@ -33,6 +33,8 @@ SCORES = ("dot", "general", "additive", "location", "monotonic")
 STATEFUL_SCORES = ("location", "monotonic")
 CELLS = ("lstm", "gru")
 ATTENTION_KEYS = ("encoder", "embedding")
+# The second attention `align` reads (`ModelConfig.alignment_head`).
+ALIGNMENT_HEADS = ("off", "guided", "lexical")
 GUIDED_ALIGNMENT_TYPES = ("ce", "mse")
 
 
@@ -212,10 +214,13 @@ class ModelConfig:
         "(luong only)",
         choices=ATTENTION_KEYS,
     )
-    alignment_head: bool = option(
-        False, "a second attention, queried by the decoder state and the "
-        "target word it predicts, trained by --guided-alignment only and "
-        "read by `align` (the translation attention is left unsupervised)"
+    alignment_head: str = option(
+        "off", "a second attention, the one `align` reads (the translation "
+        "attention is left as it is): `guided`, queried by the decoder "
+        "state and the target word it predicts, trained by "
+        "--guided-alignment; `lexical`, unsupervised, a neural IBM model 1 "
+        "(the predicted word from single source words, docs/alignment.md)",
+        choices=ALIGNMENT_HEADS,
     )
 
     def __post_init__(self):
@@ -223,7 +228,11 @@ class ModelConfig:
         self.unattended_source_ids = tuple(
             int(i) for i in self.unattended_source_ids
         )
+        # run.json of the first runs with a head held a bool.
+        if isinstance(self.alignment_head, bool):
+            self.alignment_head = "guided" if self.alignment_head else "off"
         for name, allowed in (
+            ("alignment_head", ALIGNMENT_HEADS),
             ("model", MODEL_TYPES),
             ("score", SCORES),
             ("cell", CELLS),

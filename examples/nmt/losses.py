@@ -49,6 +49,22 @@ class MaskedLoss(keras.losses.Loss):
 
 
 @keras.saving.register_keras_serializable(package="nmt")
+class MaskedMean(keras.losses.Loss):
+    """A per-token loss the model computes itself (`y_pred`, `(batch, T)`:
+    the lexical alignment head's negative log-likelihood), averaged over
+    the non-padding targets of `y_true` (the target ids)."""
+
+    def __init__(self, name="masked_mean", **kwargs):
+        super().__init__(name=name, **kwargs)
+
+    def call(self, y_true, y_pred):
+        mask = ops.cast(ops.not_equal(ops.cast(y_true, "int32"), 0), "float32")
+        per_token = ops.cast(y_pred, "float32")
+        token_mean = ops.sum(per_token * mask) / ops.maximum(ops.sum(mask), 1.0)
+        return ops.ones_like(per_token[:, 0]) * token_mean
+
+
+@keras.saving.register_keras_serializable(package="nmt")
 class MaskedAccuracy(keras.metrics.Metric):
     """Share of non-padding target tokens predicted exactly (argmax)."""
 

@@ -38,6 +38,9 @@ import keras
 from keras import ops
 
 import keras_attention
+from examples.nmt import alignment_head
+from examples.nmt.model_layers import BridgeDropout
+from examples.nmt.model_layers import DropMask
 from examples.nmt.config import ModelConfig
 from keras_attention.attention_rnn import AttentionRNN
 from keras_attention.attention_wrapper import AttentionWrapper
@@ -94,15 +97,19 @@ class Seq2Seq:
         attention_model: `keras.Model`, same inputs, `-> weights
             (batch, T, S)`, teacher-forced attention.
         alignment_model: `keras.Model`, same inputs, `-> weights
-            (batch, T, S)`: the alignment head's weights with
+            (batch, T, S)`: the alignment head's (for `"lexical"` the
+            posterior of the source word given the predicted word) with
             `config.alignment_head`, else `attention_model`. What `align`
             reads.
         guided_model: `keras.Model`, same inputs, `-> {"logits",
             "attention"}`, for training with guided alignment (the
             attention output is the alignment head's, if any).
-        weights_model: The model whose weights a run saves and loads:
-            `guided_model` with an alignment head (whose layers
-            `training_model` lacks), else `training_model`.
+        lexical_model: With `config.alignment_head="lexical"`: same
+            inputs, `-> {"logits", "lexical"}`, the head's per-token
+            negative log-likelihood `(batch, T)` as a second output.
+        weights_model: The model whose weights a run saves and loads: the
+            one that holds the alignment head (`guided_model`,
+            `lexical_model`), else `training_model`.
         encoder_model: `keras.Model` `source_ids -> [memory, *states]`.
     """
 
@@ -148,16 +155,8 @@ class Seq2Seq:
             )
         else:
             self._build_stepwise_decoder()
-        if c.alignment_head:
-            # Row t is queried by the decoder state that predicts target
-            # token t + 1 and by that token's embedding (Zenkel et al.,
-            # 2019: an alignment knows the word it aligns).
-            self.alignment_query = keras.layers.Dense(
-                c.decoder_units, activation="tanh", name="alignment_query"
-            )
-            self.alignment_attention = keras_attention.MultiplicativeAttention(
-                name="alignment_attention"
-            )
+        # The second attention `align` reads (`alignment_head.py`).
+        self.alignment_layers = alignment_head.make_layers(c)
         self._build_models()
 
     # ------------------------------------------------------------------
@@ -241,21 +240,6 @@ class Seq2Seq:
         logits = self.output_projection(h_tilde)
         return logits, weights, y
 
-    def _alignment_weights(self, target_in, decoded, keys, source_mask):
-        """The alignment head's `(batch, T, S)` weights: row `t` queried by
-        `decoded[:, t]` and the embedding of the token it predicts."""
-        predicted = self.target_embedding(next_tokens(target_in))
-        predicted = self.dropout(predicted)
-        query = self.alignment_query(
-            ops.concatenate(
-                [ops.cast(decoded, predicted.dtype), predicted], axis=-1
-            )
-        )
-        _, weights = self.alignment_attention(
-            query, keys, value_mask=source_mask
-        )
-        return weights
-
     def _keys_values(self, memory, embedded):
         """The attention's keys and values (`config.attention_keys`,
         `config.attention_values`): the encoder states or the embeddings."""
@@ -299,30 +283,37 @@ class Seq2Seq:
         )
         # The loss masks padding itself (`losses.MaskedLoss`): the logits
         # carry no Keras mask.
-        logits = _DropMask(name="drop_mask")(logits)
+        logits = DropMask(name="drop_mask")(logits)
         self.training_model = keras.Model(
             {"source_ids": source_ids, "target_in": target_in},
             logits,
             name="nmt",
         )
-        weights = _DropMask(name="drop_mask_weights")(weights)
+        weights = DropMask(name="drop_mask_weights")(weights)
         self.attention_model = keras.Model(
             {"source_ids": source_ids, "target_in": target_in},
             weights,
             name="nmt_attention",
         )
         self.alignment_model = self.attention_model
+        inputs = {"source_ids": source_ids, "target_in": target_in}
         aligned = weights
-        if self.config.alignment_head:
-            aligned = _DropMask(name="drop_mask_alignment")(
-                self._alignment_weights(
-                    target_in, decoded, keys, source_mask
-                )
+        head = self.config.alignment_head
+        if head != "off":
+            aligned, nll = alignment_head.outputs(
+                self.alignment_layers, head,
+                alignment_head.next_tokens(target_in, END_ID), decoded,
+                keys, embedded, source_mask,
+                lambda ids: self.dropout(self.target_embedding(ids)),
             )
+        if head == "lexical":
+            self.lexical_model = keras.Model(
+                inputs, {"logits": logits, "lexical": nll}, name="nmt_lexical"
+            )
+        if head != "off":
+            aligned = DropMask(name="drop_mask_alignment")(aligned)
             self.alignment_model = keras.Model(
-                {"source_ids": source_ids, "target_in": target_in},
-                aligned,
-                name="nmt_alignment",
+                inputs, aligned, name="nmt_alignment"
             )
         # Guided alignment (`train.py`): one loss per output.
         self.guided_model = keras.Model(
@@ -330,13 +321,14 @@ class Seq2Seq:
             {"logits": logits, "attention": aligned},
             name="nmt_guided",
         )
-        self.weights_model = (
-            self.guided_model if self.config.alignment_head
-            else self.training_model
-        )
+        self.weights_model = {
+            "off": self.training_model,
+            "guided": self.guided_model,
+            "lexical": getattr(self, "lexical_model", None),
+        }[head]
         self.encoder_model = keras.Model(
             source_ids,
-            [_DropMask(name="drop_mask_memory")(memory)] + list(states),
+            [DropMask(name="drop_mask_memory")(memory)] + list(states),
             name="nmt_encoder",
         )
 
@@ -411,74 +403,6 @@ class Seq2Seq:
         new_state = dict(state)
         new_state["rnn"] = new_rnn
         return log_probs, new_state, ops.cast(weights, "float32")
-
-
-@keras.saving.register_keras_serializable(package="nmt")
-class _DropMask(keras.layers.Layer):
-    """Identity that removes the Keras mask.
-
-    Registered so that the example's models save to `.keras` and load back
-    with `safe_mode=True` without `custom_objects`.
-    """
-
-    def __init__(self, **kwargs):
-        # No autocast: the float32 logits stay float32 under mixed precision.
-        kwargs.setdefault("autocast", False)
-        super().__init__(**kwargs)
-        self.supports_masking = True
-
-    def call(self, inputs):
-        # A new tensor: the input tensor object itself carries the mask.
-        return ops.copy(inputs)
-
-    def compute_mask(self, inputs, mask=None):
-        return None
-
-
-@keras.saving.register_keras_serializable(package="nmt")
-class BridgeDropout(keras.layers.Layer):
-    """In training, zeroes the bridge (all its states) of a random share
-    `rate` of the sentences: their decoder starts from zeros and can learn
-    about the source only through the attention. Identity in inference.
-    """
-
-    def __init__(self, rate, seed=None, **kwargs):
-        super().__init__(**kwargs)
-        self.rate = rate
-        self.seed = seed
-        self.seed_generator = keras.random.SeedGenerator(seed)
-
-    def call(self, states, training=False):
-        if not training:
-            return [ops.copy(s) for s in states]
-        batch = ops.shape(states[0])[0]
-        draw = keras.random.uniform((batch, 1), seed=self.seed_generator)
-        keep = ops.cast(ops.greater_equal(draw, self.rate), states[0].dtype)
-        return [s * keep for s in states]
-
-    def get_config(self):
-        config = super().get_config()
-        config.update({"rate": self.rate, "seed": self.seed})
-        return config
-
-
-def next_tokens(target_in):
-    """The token each position of `target_in` predicts (`target_out`),
-    rebuilt from `target_in` alone: the row shifted left by one, `[END]`
-    after the last token of a row that lost its `[END]` with the last
-    column, zeros (padding) elsewhere."""
-    shifted = ops.concatenate(
-        [target_in[:, 1:], ops.zeros_like(target_in[:, :1])], axis=1
-    )
-    # The last token of a row whose [END] was cut off with the last column
-    # (the longest rows); shorter rows keep their [END] in `target_in`.
-    last = ops.logical_and(
-        ops.equal(shifted, 0),
-        ops.logical_and(
-            ops.not_equal(target_in, 0), ops.not_equal(target_in, END_ID)
-        ),
-    )
-    return ops.where(last, ops.cast(END_ID, target_in.dtype), shifted)
 
 
 def build_model(config: ModelConfig) -> Seq2Seq:

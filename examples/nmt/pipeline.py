@@ -194,6 +194,7 @@ def make_dataset(
     repeat=False,
     links=None,
     fixed_shapes=False,
+    lexical=False,
 ):
     """`tf.data` pipeline of `({"source_ids", "target_in"}, target_out)`.
 
@@ -206,6 +207,10 @@ def make_dataset(
     pair, `guided_token_links`), the targets are `{"logits": target_out,
     "attention": reference}`: the dense `(T, S)` reference of each pair
     (1 at each link), padded with -1.
+
+    With `lexical` (the lexical alignment head), the targets are
+    `{"logits": target_out, "lexical": target_out}` (the head's loss masks
+    by the same ids).
 
     With `fixed_shapes`, every batch is padded to the longest length its
     bucket can hold (`padded_widths`), not to its own longest sentence:
@@ -301,6 +306,8 @@ def make_dataset(
         source = tf.cast(source, tf.int32)
         target = tf.cast(target, tf.int32)
         inputs = {"source_ids": source, "target_in": target[:, :-1]}
+        if lexical:
+            return inputs, {"logits": target[:, 1:], "lexical": target[:, 1:]}
         if not reference:
             return inputs, target[:, 1:]
         return inputs, {"logits": target[:, 1:], "attention": reference[0]}

@@ -37,6 +37,7 @@ from examples.nmt.config import TextConfig
 from examples.nmt.config import TrainConfig
 from examples.nmt.losses import MaskedAccuracy
 from examples.nmt.losses import MaskedLoss
+from examples.nmt.losses import MaskedMean
 from keras_attention.alignment import GuidedAlignmentLoss
 
 
@@ -53,10 +54,13 @@ def learning_rate_schedule(train_config, total_steps):
 
 
 def fitted_model(seq2seq, train_config):
-    """The model `fit` trains: `guided_model` with guided alignment, else
+    """The model `fit` trains: `guided_model` with guided alignment,
+    `lexical_model` with the lexical alignment head, else
     `training_model`."""
     if train_config.guided_alignment:
         return seq2seq.guided_model
+    if seq2seq.config.alignment_head == "lexical":
+        return seq2seq.lexical_model
     return seq2seq.training_model
 
 
@@ -75,6 +79,9 @@ def compile_model(seq2seq, train_config, total_steps):
                 normalize=True,
             ),
         }
+        metrics = {"logits": metrics}
+    if seq2seq.config.alignment_head == "lexical":
+        loss = {"logits": loss, "lexical": MaskedMean()}
         metrics = {"logits": metrics}
     fitted_model(seq2seq, train_config).compile(
         optimizer=keras.optimizers.Adam(
@@ -129,13 +136,22 @@ def with_vocabularies(model_config, source, target, source_vocab):
 
 
 def check_alignment_head(model_config, train_config):
-    """A `ValueError` for an alignment head without reference links: it
-    learns from `--guided-alignment` only."""
-    if model_config.alignment_head and not train_config.guided_alignment:
+    """A `ValueError` for a guided alignment head without reference links,
+    or the unsupervised lexical head with them."""
+    head = model_config.alignment_head
+    if head == "guided" and not train_config.guided_alignment:
         raise ValueError(
-            "The alignment head learns from reference links only: "
-            "`alignment_head=True` needs `guided_alignment` (a Pharaoh file). "
-            f"Received: guided_alignment={train_config.guided_alignment!r}"
+            "The guided alignment head learns from reference links only: "
+            "`alignment_head='guided'` needs `guided_alignment` (a Pharaoh "
+            f"file). Received: guided_alignment="
+            f"{train_config.guided_alignment!r}"
+        )
+    if head == "lexical" and train_config.guided_alignment:
+        raise ValueError(
+            "The lexical alignment head is unsupervised: with reference "
+            "links use `alignment_head='guided'` (or 'off'). Received: "
+            f"alignment_head='lexical', guided_alignment="
+            f"{train_config.guided_alignment!r}"
         )
 
 
@@ -246,12 +262,13 @@ def fit(
     # layer cannot compile, e.g. a cuDNN LSTM) every new batch shape
     # compiles the train step anew: batches padded to their bucket's width.
     fixed_shapes = bool(model.jit_compile)
+    lexical = model_config.alignment_head == "lexical"
     train_ds = pipeline.make_dataset(
         splits["train"], source, target, train_config.batch_size,
         shuffle=True, bucket_boundaries=train_config.bucket_boundaries,
         seed=train_config.seed, repeat=True,
         links=None if links is None else links["train"],
-        fixed_shapes=fixed_shapes,
+        fixed_shapes=fixed_shapes, lexical=lexical,
     )
     validation = splits["validation"] if len(splits["validation"]) else None
     val_ds = (
@@ -261,7 +278,7 @@ def fit(
             bucket_boundaries=(
                 train_config.bucket_boundaries if fixed_shapes else None
             ),
-            fixed_shapes=fixed_shapes,
+            fixed_shapes=fixed_shapes, lexical=lexical,
         )
         if validation is not None
         else None

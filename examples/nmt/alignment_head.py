@@ -1,0 +1,205 @@
+"""The alignment heads of the NMT example (`--alignment-head`).
+
+A second attention that `align` reads, beside the translation attention,
+which is left as it is (docs/alignment.md):
+
+- `guided`: trained by `--guided-alignment` alone, row `t` queried by
+  `tanh(W [s_t; e(y_{t+1})])`, the decoder state that predicts target
+  token `t + 1` and that token's embedding: an alignment knows the word it
+  aligns (Zenkel et al., 2019). It serves `align` only, where the target
+  is given. (Reading the predicted tokens with a bidirectional RNN over
+  the whole target, as Garg et al., 2019, use the full target, gave the
+  same AER: 11.7 against 11.8 %, docs/alignment.md.)
+- `lexical`, unsupervised: `LexicalAlignment` below.
+
+`make_layers` builds a head's layers (named as the weights files know
+them), `outputs` wires them into the functional models of `model.Seq2Seq`.
+
+The lexical head is a neural IBM Model 1 on top of the decoder: at step `t` an attention
+`a_t = softmax_i(score(s_t, h_i))` over the source, queried by the decoder
+state `s_t` as the translation attention is, and a lexical table
+`p(y | x_i) = softmax(W e(x_i) + b)` from each source token's embedding
+alone, give the word the step predicts the probability
+
+    p(y_{t+1}) = sum_i a_ti p(y_{t+1} | x_i)
+
+whose negative log-likelihood is a second training loss, next to the
+translation's. The head cannot explain a word by a sentence summary: its
+values are single source words, so to predict "coffee" it must attend to
+"café" (Zenkel et al., 2019, "Adding Interpretable Attention to Neural
+Translation Models Improves Word Alignment", predict the target word from
+attended source embeddings; here as a mixture, so that the posterior is
+exact). Alignment reads the posterior of the source word given the word
+produced,
+
+    P(i | y_{t+1}) = a_ti p(y_{t+1} | x_i) / p(y_{t+1}),
+
+which knows the target word, as an alignment should, and needs no
+reference links.
+"""
+
+import keras
+from keras import ops
+
+import keras_attention
+
+# Log-probability of a masked source position (finite: no NaN in the
+# gradient of a row whose positions are all masked).
+_MASKED = -1e9
+
+
+@keras.saving.register_keras_serializable(package="nmt")
+class LexicalAlignment(keras.layers.Layer):
+    """The lexical table and the mixture of the head.
+
+    Args:
+        vocab_size: Target vocabulary size.
+        uniform: Share of a uniform distribution over the attended source
+            positions mixed into the attention (`(1 - u) a + u / S`), so
+            that every source word's row of the table keeps learning while
+            the attention is still sharp and wrong (IBM Model 1 learns its
+            table under a uniform prior). Defaults to `0.5`.
+
+    Call arguments:
+        weights: `(batch, T, S)` attention of the head.
+        source_embedded: `(batch, S, E)` source embeddings.
+        predicted: `(batch, T)` int ids of the word each step predicts.
+        source_mask: `(batch, S)` bool, the attended source positions.
+
+    Returns:
+        `(nll, posterior)`: `(batch, T)` negative log-likelihood of each
+        predicted word under the mixture (float32), and the `(batch, T, S)`
+        posterior over source positions (float32, 0 at masked positions).
+    """
+
+    def __init__(self, vocab_size: int, uniform: float = 0.5, **kwargs):
+        super().__init__(**kwargs)
+        if not 0.0 <= uniform <= 1.0:
+            raise ValueError(
+                f"`uniform` must be in [0, 1]. Received: uniform={uniform}"
+            )
+        self.vocab_size = vocab_size
+        self.uniform = uniform
+        self.table = keras.layers.Dense(
+            vocab_size, dtype="float32", name="lexical_table"
+        )
+
+    def build(self, weights_shape, source_embedded_shape, predicted_shape,
+              source_mask_shape):
+        self.table.build(source_embedded_shape)
+
+    def call(self, weights, source_embedded, predicted, source_mask):
+        log_table = ops.log_softmax(
+            self.table(ops.cast(source_embedded, "float32")), axis=-1
+        )  # (batch, S, V)
+        steps = ops.shape(predicted)[1]
+        columns = ops.shape(log_table)[1]
+        index = ops.broadcast_to(
+            ops.expand_dims(ops.cast(predicted, "int32"), 1),
+            (ops.shape(predicted)[0], columns, steps),
+        )
+        log_lexical = ops.transpose(
+            ops.take_along_axis(log_table, index, axis=-1), (0, 2, 1)
+        )  # (batch, T, S): log p(y_{t+1} | x_i)
+        mask = ops.expand_dims(source_mask, 1)
+        prior = ops.cast(weights, "float32")
+        if self.uniform:
+            count = ops.maximum(
+                ops.sum(ops.cast(mask, "float32"), axis=-1, keepdims=True), 1.0
+            )
+            prior = (1.0 - self.uniform) * prior + self.uniform / count
+        joint = ops.where(
+            mask, ops.log(ops.maximum(prior, 1e-30)) + log_lexical, _MASKED
+        )
+        nll = -ops.logsumexp(joint, axis=-1)
+        posterior = ops.where(mask, ops.softmax(joint, axis=-1), 0.0)
+        return nll, posterior
+
+    def compute_output_spec(self, weights, source_embedded, predicted,
+                            source_mask):
+        shape = weights.shape
+        return (
+            keras.KerasTensor(shape[:2], dtype="float32"),
+            keras.KerasTensor(shape, dtype="float32"),
+        )
+
+    def get_config(self):
+        config = super().get_config()
+        config.update({"vocab_size": self.vocab_size, "uniform": self.uniform})
+        return config
+
+
+def next_tokens(target_in, end_id):
+    """The token each position of `target_in` predicts (`target_out`),
+    rebuilt from `target_in` alone: the row shifted left by one, `end_id`
+    after the last token of a row that lost its `[END]` with the last
+    column, zeros (padding) elsewhere."""
+    shifted = ops.concatenate(
+        [target_in[:, 1:], ops.zeros_like(target_in[:, :1])], axis=1
+    )
+    # The longest rows lost their [END] with the last column; shorter rows
+    # keep theirs in `target_in`.
+    last = ops.logical_and(
+        ops.equal(shifted, 0),
+        ops.logical_and(
+            ops.not_equal(target_in, 0), ops.not_equal(target_in, end_id)
+        ),
+    )
+    return ops.where(last, ops.cast(end_id, target_in.dtype), shifted)
+
+
+def make_layers(config) -> dict:
+    """The layers of `config.alignment_head` (a `ModelConfig`), by name."""
+    head = config.alignment_head
+    if head == "off":
+        return {}
+    layers = {
+        "alignment_attention": keras_attention.MultiplicativeAttention(
+            name="alignment_attention"
+        )
+    }
+    if head == "lexical":
+        layers["lexical_alignment"] = LexicalAlignment(
+            config.target_vocab_size, name="lexical_alignment"
+        )
+    else:
+        layers["alignment_query"] = keras.layers.Dense(
+            config.decoder_units, activation="tanh", name="alignment_query"
+        )
+    return layers
+
+
+def outputs(layers, head, predicted, decoded, keys, source_embedded,
+            source_mask, embed):
+    """The head's `(aligned, nll)` on symbolic tensors.
+
+    Args:
+        layers: `make_layers`' dict.
+        head: `"guided"` or `"lexical"`.
+        predicted: `(batch, T)` ids of the token each step predicts
+            (`next_tokens`).
+        decoded: `(batch, T, D)` decoder states (the translation
+            attention's queries).
+        keys: `(batch, S, K)` the translation attention's keys.
+        source_embedded: `(batch, S, E)` source embeddings.
+        source_mask: `(batch, S)` bool, the attended source positions.
+        embed: The target embedding (with dropout), ids -> vectors.
+
+    Returns:
+        `aligned (batch, T, S)`, the weights `align` reads, and the
+        lexical head's `(batch, T)` negative log-likelihood (`None` for
+        the guided head).
+    """
+    attention = layers["alignment_attention"]
+    if head == "lexical":
+        _, weights = attention(decoded, keys, value_mask=source_mask)
+        nll, posterior = layers["lexical_alignment"](
+            weights, source_embedded, predicted, source_mask
+        )
+        return posterior, nll
+    word = embed(predicted)
+    query = layers["alignment_query"](
+        ops.concatenate([ops.cast(decoded, word.dtype), word], axis=-1)
+    )
+    _, weights = attention(query, keys, value_mask=source_mask)
+    return weights, None
