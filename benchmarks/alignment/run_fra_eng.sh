@@ -5,7 +5,9 @@
 # SKIP_PREP=1 / SKIP_TRAIN=1 reuse the data / the runs already in OUT_DIR;
 # SKIP_NOBRIDGE=1 / SKIP_KEYS=1 leave out the runs without the bridge /
 # with embeddings as attention keys; EMB=1 adds the dates fix runs
-# (embeddings as values; not re-run for the last figures).
+# (embeddings as values; not re-run for the last figures); HEADS=1 adds
+# the alignment heads (step 8: the guided head, 4 and 8 epochs and on
+# every pair, and the unsupervised lexical head over four seeds).
 set -euo pipefail
 FRA=${1:-/work/shared/data/fra-eng/fra.txt}
 D=${2:-runs/fra}
@@ -175,5 +177,51 @@ for r in fr_en_seed1 fr_en_seed1_bf16; do
     score "$r"
     $PY -m examples.nmt evaluate --run "$D/$r" --beam-width 0 \
         --max-examples 1000
+done
+fi
+
+# 8. The alignment heads (`--alignment-head`, docs/alignment.md): the
+#    guided head in both directions (4 and 8 epochs on the N pairs, and 4
+#    epochs on every pair of the file: the eflomal links cover them all),
+#    each alone and symmetrized, plain and thresholded links; then the
+#    unsupervised lexical head over seeds 0-3 (French -> English) and
+#    seed 0 English -> French, symmetrized.
+if [ -n "${HEADS:-}" ]; then
+for setting in "head:$N:4" "head8:$N:8" "headall:1000000:4"; do
+    IFS=: read -r tag pairs epochs <<< "$setting"
+    for dir in fr_en en_fr; do
+        links="$D/eflomal_shuf.align"; flags=""
+        if [ $dir = en_fr ]; then
+            links="$D/eflomal_shuf_en_fr.align"; flags="--direction from-english"
+        fi
+        [ -f "$D/${tag}_$dir/history.json" ] ||
+            train --out "$D/${tag}_$dir" --max-examples "$pairs" \
+                --epochs "$epochs" $flags --alignment-head guided \
+                --guided-alignment "$links"
+    done
+    align --run "$D/${tag}_fr_en" --out "$D/${tag}_fr_en.align"
+    align --reverse-run "$D/${tag}_en_fr" --out "$D/${tag}_en_fr.align"
+    for m in fr_en en_fr; do score "${tag}_$m"; done
+    for m in grow-diag-final-and grow-diag intersection; do
+        align --run "$D/${tag}_fr_en" --reverse-run "$D/${tag}_en_fr" \
+            --symmetrize $m --out "$D/${tag}_$m.align"
+        score "${tag}_$m"
+        align --run "$D/${tag}_fr_en" --reverse-run "$D/${tag}_en_fr" \
+            --symmetrize $m --links threshold --threshold 0.5 \
+            --out "$D/${tag}_t0.5_$m.align"
+        score "${tag}_t0.5_$m"
+    done
+    for r in ${tag}_fr_en ${tag}_en_fr; do
+        $PY -m examples.nmt evaluate --run "$D/$r" --beam-width 0 \
+            --max-examples 1000
+    done
+done
+D=$D benchmarks/alignment/seeds.sh lexu --alignment-head lexical
+D=$D SEEDS=0 benchmarks/alignment/seeds.sh lexu_enfr --direction from-english \
+    --alignment-head lexical
+for m in grow-diag-final-and grow-diag intersection; do
+    align --run "$D/seeds/lexu_s0" --reverse-run "$D/seeds/lexu_enfr_s0" \
+        --symmetrize $m --out "$D/lexu_sym_$m.align"
+    score "lexu_sym_$m"
 done
 fi
