@@ -184,8 +184,8 @@ fi
 #    guided head in both directions (4 and 8 epochs on the N pairs, and 4
 #    epochs on every pair of the file: the eflomal links cover them all),
 #    each alone and symmetrized, plain and thresholded links; then the
-#    unsupervised lexical head over seeds 0-3 (French -> English) and
-#    seed 0 English -> French, symmetrized.
+#    unsupervised lexical head over seeds 0-3 in both directions,
+#    symmetrized seed by seed; and the unguided model on every pair.
 if [ -n "${HEADS:-}" ]; then
 for setting in "head:$N:4" "head8:$N:8" "headall:1000000:4"; do
     IFS=: read -r tag pairs epochs <<< "$setting"
@@ -217,11 +217,21 @@ for setting in "head:$N:4" "head8:$N:8" "headall:1000000:4"; do
     done
 done
 D=$D benchmarks/alignment/seeds.sh lexu --alignment-head lexical
-D=$D SEEDS=0 benchmarks/alignment/seeds.sh lexu_enfr --direction from-english \
+D=$D benchmarks/alignment/seeds.sh lexu_enfr --direction from-english \
     --alignment-head lexical
-for m in grow-diag-final-and grow-diag intersection; do
+for s in 0 1 2 3; do
+    align --run "$D/seeds/lexu_s$s" --reverse-run "$D/seeds/lexu_enfr_s$s" \
+        --out "$D/lexu_sym_s$s.align"
+    score "lexu_sym_s$s"
+done
+for m in grow-diag intersection; do
     align --run "$D/seeds/lexu_s0" --reverse-run "$D/seeds/lexu_enfr_s0" \
         --symmetrize $m --out "$D/lexu_sym_$m.align"
     score "lexu_sym_$m"
 done
+# Translation without guidance on every pair, against the guided head's.
+[ -f "$D/all_fr_en/history.json" ] ||
+    train --out "$D/all_fr_en" --max-examples 1000000
+$PY -m examples.nmt evaluate --run "$D/all_fr_en" --beam-width 0 \
+    --max-examples 1000
 fi
