@@ -173,6 +173,36 @@ def test_shift_applies_to_the_reverse_run(tmp_path, monkeypatch):
     ) == diagonal
 
 
+def test_threshold_links_apply_to_the_reverse_run(tmp_path, monkeypatch):
+    """`method`/`threshold` hold for both directions, not the forward run
+    only: each row splits its weight over two source tokens, so threshold
+    links give every word two links in either direction, argmax one."""
+    from examples.nmt import run as run_lib
+
+    path = _vocab(tmp_path, ["a", "b", "c", "x", "y", "z"])
+    source = text_lib.TextProcessor(path, add_start=False)
+    target = text_lib.TextProcessor(path)
+    split = _FixedAttention(
+        lambda r, n: 0.5 * (np.eye(n)[(r - 1) % 3] + np.eye(n)[r % 3])
+    )
+    monkeypatch.setattr(
+        run_lib, "load_trained", lambda run_dir: (split, source, target, None)
+    )
+    pairs = [("a b c", "x y z")]
+    for run, reverse in (("fwd", None), (None, "rev")):
+        argmax = align.align_run(run, pairs, reverse_run=reverse)
+        assert len(argmax[0]) == 3
+        dense = align.align_run(
+            run, pairs, reverse_run=reverse, method="threshold", threshold=0.4
+        )
+        assert len(dense[0]) == 6 and argmax[0] <= dense[0]
+    union = align.align_run(
+        "fwd", pairs, reverse_run="rev", symmetrize="union",
+        method="threshold", threshold=0.4,
+    )
+    assert len(union[0]) > 6
+
+
 # ----------------------------------------------------------------------
 # Guided alignment through the pipeline.
 

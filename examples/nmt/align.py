@@ -335,7 +335,7 @@ def align_run(
         seq2seq, source, target, _ = run_lib.load_trained(reverse_run)
         reverse = attention_word_links(
             seq2seq, source, target, [(t, s) for s, t in pairs],
-            batch_size, progress, shift,
+            batch_size, progress, shift, method, threshold,
         )
         reverse = [al.transpose_links(x) for x in reverse]
     if reverse is None:
