@@ -263,8 +263,9 @@ def test_evaluate_reports_greedy_and_beam(run, greedy, capsys):
     for m in (metrics, beam):
         assert 0.0 <= m["exact_match"] <= 1.0
         assert 0.0 <= m["bleu"] <= 100.0 and 0.0 <= m["chrf"] <= 100.0
-        # The decode time is reported, not judged (speed: benchmarks/).
-        assert "alignment_accuracy" in m and isinstance(m["decode_seconds"], float)
+        # (The decode time `evaluate` also prints is a figure for
+        # benchmarks/peers.py, which times decoding; not checked here.)
+        assert "alignment_accuracy" in m
         assert "results" not in m
 
     # The beam figures are those of the beam signature's translations.
