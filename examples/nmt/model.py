@@ -306,14 +306,13 @@ class Seq2Seq:
                 keys, embedded, source_mask,
                 lambda ids: self.dropout(self.target_embedding(ids)),
             )
-        if head == "lexical":
-            self.lexical_model = keras.Model(
-                inputs, {"logits": logits, "lexical": nll}, name="nmt_lexical"
-            )
-        if head != "off":
             aligned = DropMask(name="drop_mask_alignment")(aligned)
             self.alignment_model = keras.Model(
                 inputs, aligned, name="nmt_alignment"
+            )
+        if head == "lexical":
+            self.lexical_model = keras.Model(
+                inputs, {"logits": logits, "lexical": nll}, name="nmt_lexical"
             )
         # Guided alignment (`train.py`): one loss per output.
         self.guided_model = keras.Model(

@@ -273,14 +273,6 @@ def make_dataset(
     else:
         ds = ds.padded_batch(batch_size, padding_values=padding)
 
-    widths = tf.constant(
-        padded_widths(
-            bucket_boundaries,
-            max(source_processor.max_tokens, target_processor.max_tokens),
-        ),
-        tf.int32,
-    )
-
     def pad_to_width(source, target, *reference):
         # One bucket's sentences are all shorter than its boundary: the
         # first width that holds the batch's longest is the bucket's.
@@ -300,6 +292,13 @@ def make_dataset(
         return source, target, matrix
 
     if fixed_shapes:
+        widths = tf.constant(
+            padded_widths(
+                bucket_boundaries,
+                max(source_processor.max_tokens, target_processor.max_tokens),
+            ),
+            tf.int32,
+        )
         ds = ds.map(pad_to_width)
 
     def to_inputs(source, target, *reference):
