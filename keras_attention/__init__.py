@@ -22,6 +22,7 @@ from keras_attention.decoding import beam_search_nbest
 from keras_attention.decoding import greedy_decode
 from keras_attention.decoding import sample_decode
 from keras_attention.dot_attention import DotAttention
+from keras_attention.lstm import LSTM
 from keras_attention.location_sensitive_attention import (
     LocationSensitiveAttention,
 )
@@ -43,6 +44,7 @@ __all__ = [
     "BahdanauMonotonicAttention",
     "BaseAttention",
     "DotAttention",
+    "LSTM",
     "GuidedAlignmentLoss",
     "LocationSensitiveAttention",
     "LuongMonotonicAttention",
