@@ -34,7 +34,7 @@ def _output_bias(vocab):
 
 def encoder(sizes, source):
     x = keras.layers.Embedding(sizes["vocab"], sizes["embedding_dim"])(source)
-    return keras.layers.LSTM(
+    return ka.LSTM(
         sizes["units"], return_sequences=True, return_state=True
     )(x)
 
@@ -81,7 +81,7 @@ def sequence_model(sizes, score, logits_dtype=None):
     target = keras.Input((None,), dtype="int32", name="target")
     memory, h, c = encoder(sizes, source)
     y = keras.layers.Embedding(sizes["vocab"], sizes["embedding_dim"])(target)
-    decoded = keras.layers.LSTM(units, return_sequences=True)(
+    decoded = ka.LSTM(units, return_sequences=True)(
         y, initial_state=[h, c]
     )
     context, _ = _attention(score, units)(decoded, memory)

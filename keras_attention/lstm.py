@@ -175,9 +175,6 @@ def lstm_sequence(
     )
 
 
-_UNROLL = 10
-
-
 def _split_gates(gates: Tensor) -> List[Tensor]:
     return ops.split(gates, 4, axis=-1)
 
@@ -194,13 +191,14 @@ def _lstm_loop(
     `(T, batch, 1)` (1 = keep; a float, so that every input has a
     gradient) -> `(T, batch, 2 units)`, `[h_t; c_t]` of every step (one
     tensor: Keras' custom gradients take one output on every backend)."""
-    keep = keep_weight > 0.5
+    # Keras' TensorFlow `scan` stacks outputs of the carry's structure only
+    # (so the carry holds the step's gates too), and takes one sequence
+    # where the length is not static (so the sequences are concatenated).
+    units = ops.shape(recurrent_kernel)[0]
 
-    def step(carry: Tuple[Tensor, ...], inputs: Tuple[Tensor, Tensor]):
-        # The carry holds the step's gates too: Keras' TensorFlow `scan`
-        # stacks outputs of the carry's structure only.
+    def step(carry: Tuple[Tensor, ...], inputs: Tensor):
         h, c = carry[:2]
-        x_t, keep_t = inputs
+        x_t, keep_t = inputs[:, :-1], inputs[:, -1:] > 0.5
         z = x_t + ops.matmul(h, recurrent_kernel)
         i, f, g, o = _split_gates(z)
         i, f, o = ops.sigmoid(i), ops.sigmoid(f), ops.sigmoid(o)
@@ -215,23 +213,24 @@ def _lstm_loop(
 
     start = (h0, c0, ops.zeros_like(xw[0]), ops.zeros_like(c0))
     _, (hs, cs, gates, tanh_cs) = ops.scan(
-        step, start, (xw, keep), unroll=_UNROLL
+        step, start, ops.concatenate([xw, keep_weight], axis=-1)
     )
     h_prev = ops.concatenate([h0[None], hs[:-1]], axis=0)
     c_prev = ops.concatenate([c0[None], cs[:-1]], axis=0)
-    units = ops.shape(recurrent_kernel)[0]
     transposed_kernel = ops.transpose(recurrent_kernel)
 
     def grad(*args: Tensor, upstream: Optional[Tensor] = None):
         if upstream is None:
             (upstream,) = args
-        d_hs, d_cs = upstream[..., :units], upstream[..., units:]
+        # Each step reads [dh_t, dc_t, gates, tanh c_t, c_{t-1}, keep].
+        ends = [units * k for k in (1, 2, 6, 7, 8)]
 
-        def back_step(
-            carry: Tuple[Tensor, ...], inputs: Tuple[Tensor, ...]
-        ):
+        def back_step(carry: Tuple[Tensor, ...], inputs: Tensor):
             dh, dc = carry[:2]
-            dh_out, dc_out, gates_t, tanh_c, c_before, keep_t = inputs
+            dh_out, dc_out, gates_t, tanh_c, c_before, keep_t = ops.split(
+                inputs, ends, axis=-1
+            )
+            keep_t = keep_t > 0.5
             dh = dh + dh_out
             dc = dc + dc_out
             # A masked step passes the gradient to the state before it.
@@ -258,9 +257,10 @@ def _lstm_loop(
         (dh0, dc0, _), (_, _, dz) = ops.scan(
             back_step,
             (ops.zeros_like(h0), ops.zeros_like(c0), ops.zeros_like(xw[0])),
-            (d_hs, d_cs, gates, tanh_cs, c_prev, keep),
+            ops.concatenate(
+                [upstream, gates, tanh_cs, c_prev, keep_weight], axis=-1
+            ),
             reverse=True,
-            unroll=_UNROLL,
         )
         # The recurrent kernel's gradient of every step in one matmul.
         d_kernel = ops.matmul(

@@ -266,3 +266,28 @@ def test_layer_harness(tmp_path):
         masks={"mask": MASK},
         tmp_path=tmp_path,
     )
+
+
+@pytest.mark.skipif(keras.backend.backend() != "tensorflow",
+                    reason="a tf.function traced with unknown shapes")
+def test_gradient_traced_with_unknown_length():
+    # A tf.data pipeline of padded batches traces the step with the batch
+    # and time dimensions unknown (Keras' TensorFlow `scan` needs a single
+    # sequence there).
+    import tensorflow as tf
+
+    layer = LSTM(U, return_sequences=True, return_state=True)
+    x, h0, c0, _ = _data(4)
+    layer(x)
+
+    @tf.function(input_signature=[tf.TensorSpec([None, None, D]),
+                                  tf.TensorSpec([None, None], tf.bool)])
+    def step(x, mask):
+        with tf.GradientTape() as tape:
+            outputs, h, c = layer(x, mask=mask)
+            loss = tf.reduce_sum(outputs ** 2) + tf.reduce_sum(c)
+        return loss, tape.gradient(loss, layer.trainable_variables)
+
+    loss, grads = step(x, MASK)
+    assert np.isfinite(float(loss))
+    assert all(np.all(np.isfinite(to_np(g))) for g in grads)

@@ -22,7 +22,9 @@ the previous step's alignment), `"location"` (location-sensitive) and
 `"monotonic"` (Bahdanau monotonic, mode `"parallel"` in training and in
 decoding, as in TFA: the same expected alignment everywhere; `"hard"`
 decoding would need training with `sigmoid_noise`). The encoder is a
-stack of LSTM or GRU layers, optionally bidirectional; the decoder has as
+stack of LSTM or GRU layers, optionally bidirectional (LSTMs are
+`keras_attention.LSTM`: Keras' LSTM with a faster gradient where there is
+no cuDNN kernel, same weights and results); the decoder has as
 many units as the encoder output (`units`, doubled when bidirectional) so
 that the dot score applies and the encoder's final states (forward and
 backward concatenated) initialise every decoder layer.
@@ -74,7 +76,7 @@ def make_attention(config):
 
 def _rnn(config, units, name):
     layer_class = (
-        keras.layers.LSTM if config.cell == "lstm" else keras.layers.GRU
+        keras_attention.LSTM if config.cell == "lstm" else keras.layers.GRU
     )
     return layer_class(
         units, return_sequences=True, return_state=True, name=name
