@@ -13,10 +13,14 @@ train step) it measures target tokens per second of:
 - ours, step-wise: `AttentionRNN(AttentionWrapper(LSTMCell, score))` with
   input feeding and TFA's attention layer (no activation);
 - ours, sequence mode: LSTM decoder + attention + `AttentionalOutput`;
+  our LSTMs are `keras_attention.LSTM` and the optimizer is the NMT
+  example's `FusedAdam`, as in the example;
 - ours again, fast variants (`FAST_VARIANTS`): under `mixed_bfloat16` with
   a float32 vocabulary projection (what the NMT example's
   `--mixed-precision auto` picks on a CPU with AVX512_BF16 or AMX), and
-  float32 with XLA (`jit_compile=True`, now possible for `AttentionRNN`);
+  float32 with XLA (`jit_compile=True`, now possible for `AttentionRNN`),
+  and float32 with `keras.layers.LSTM` and Keras' `Adam` (the figures
+  before `keras_attention.LSTM` and `FusedAdam`);
 - the TensorFlow tutorial's architecture (bidirectional GRU encoder, GRU
   decoder, one-head `MultiHeadAttention` + residual + `LayerNormalization`);
 
@@ -52,6 +56,7 @@ import tensorflow as tf  # noqa: E402
 from benchmarks import common  # noqa: E402
 from benchmarks import peers_models as models  # noqa: E402
 from benchmarks.peers_models import COVERAGE_PENALTY  # noqa: E402
+import keras_attention as ka  # noqa: E402
 
 # Our decoders that are timed against plain beam search (ours only).
 BEAM_OPTIONS = {
@@ -176,21 +181,29 @@ def build_local(sizes, savedir):
             timers[f"ours-{kind}-{score}-train"] = local_timer(
                 lambda s=step: s(source, target_in, target_out), warmup
             )
-    step = models.train_step(models.tutorial_model(sizes))
+    # The tutorial's own optimizer.
+    step = models.train_step(models.tutorial_model(sizes),
+                             optimizer=keras.optimizers.Adam())
     timers["tutorial-train"] = local_timer(
         lambda: step(source, target_in, target_out), warmup
     )
     # The fast variants: the example's default on a bfloat16 CPU
     # (mixed_bfloat16, float32 vocabulary projection) and XLA.
+    # And the models before keras_attention.LSTM and FusedAdam.
     for name, kind, score, policy, jit in FAST_VARIANTS:
+        before = name.endswith("-keras")
         keras.config.set_dtype_policy(policy)
         build = (models.stepwise_model if kind == "stepwise"
                  else models.sequence_model)
-        m = build(sizes, score, logits_dtype="float32")
+        m = build(sizes, score, logits_dtype="float32",
+                  lstm=keras.layers.LSTM if before else ka.LSTM)
         if kind == "stepwise":
             m = m[0]
         keras.config.set_dtype_policy("float32")
-        step = models.train_step(m, jit_compile=jit)
+        step = models.train_step(
+            m, jit_compile=jit,
+            optimizer=keras.optimizers.Adam() if before else None,
+        )
         timers[name] = local_timer(
             lambda s=step: s(source, target_in, target_out), warmup
         )
@@ -225,12 +238,17 @@ FAST_VARIANTS = [
     (f"ours-{kind}-{score}-train-{tag}", kind, score, policy, jit)
     for kind in ("stepwise", "sequence")
     for score, tag, policy, jit in (
+        ("luong", "keras", "float32", False),
         ("luong", "xla", "float32", True),
         ("luong", "bf16", "mixed_bfloat16", False),
         ("bahdanau", "bf16", "mixed_bfloat16", False),
     )
 ]
-FAST_LABELS = {"xla": "float32, XLA", "bf16": "mixed_bfloat16"}
+FAST_LABELS = {
+    "keras": "keras.layers.LSTM and Keras' Adam (before)",
+    "xla": "float32, XLA",
+    "bf16": "mixed_bfloat16",
+}
 
 
 def summarise(sizes, times, peak, tfa_info, bf16_peak=None):

@@ -14,6 +14,7 @@ import numpy as np
 import tensorflow as tf
 
 import keras_attention as ka
+from examples.nmt.fused_adam import FusedAdam
 
 END_TOKEN = 2
 START_TOKEN = 1
@@ -32,9 +33,9 @@ def _output_bias(vocab):
     return keras.initializers.Constant(bias)
 
 
-def encoder(sizes, source):
+def encoder(sizes, source, lstm=ka.LSTM):
     x = keras.layers.Embedding(sizes["vocab"], sizes["embedding_dim"])(source)
-    return ka.LSTM(
+    return lstm(
         sizes["units"], return_sequences=True, return_state=True
     )(x)
 
@@ -59,11 +60,13 @@ def stepwise_parts(sizes, score, logits_dtype=None):
     return embedding, wrapper, projection
 
 
-def stepwise_model(sizes, score, logits_dtype=None):
-    """The training model and the layers the translator reuses."""
+def stepwise_model(sizes, score, logits_dtype=None, lstm=ka.LSTM):
+    """The training model and the layers the translator reuses; `lstm`:
+    the encoder's layer class (`keras.layers.LSTM` for the figures before
+    `keras_attention.LSTM`)."""
     source = keras.Input((None,), dtype="int32", name="source")
     target = keras.Input((None,), dtype="int32", name="target")
-    encoder_model = keras.Model(source, encoder(sizes, source))
+    encoder_model = keras.Model(source, encoder(sizes, source, lstm))
     memory, h, c = encoder_model(source)
     embedding, wrapper, projection = stepwise_parts(
         sizes, score, logits_dtype
@@ -75,13 +78,13 @@ def stepwise_model(sizes, score, logits_dtype=None):
     return model, (encoder_model, embedding, wrapper, projection)
 
 
-def sequence_model(sizes, score, logits_dtype=None):
+def sequence_model(sizes, score, logits_dtype=None, lstm=ka.LSTM):
     units = sizes["units"]
     source = keras.Input((None,), dtype="int32", name="source")
     target = keras.Input((None,), dtype="int32", name="target")
-    memory, h, c = encoder(sizes, source)
+    memory, h, c = encoder(sizes, source, lstm)
     y = keras.layers.Embedding(sizes["vocab"], sizes["embedding_dim"])(target)
-    decoded = ka.LSTM(units, return_sequences=True)(
+    decoded = lstm(units, return_sequences=True)(
         y, initial_state=[h, c]
     )
     context, _ = _attention(score, units)(decoded, memory)
@@ -113,10 +116,11 @@ def tutorial_model(sizes):
     return keras.Model([source, target], logits)
 
 
-def train_step(model, jit_compile=False):
+def train_step(model, jit_compile=False, optimizer=None):
     """One `tf.function` step: Adam on the masked cross-entropy (of float32
-    logits); XLA-compiled with `jit_compile=True`."""
-    optimizer = keras.optimizers.Adam()
+    logits); XLA-compiled with `jit_compile=True`. `optimizer` defaults to
+    the NMT example's `FusedAdam`."""
+    optimizer = optimizer or FusedAdam()
     loss_fn = keras.losses.SparseCategoricalCrossentropy(
         from_logits=True, reduction=None
     )

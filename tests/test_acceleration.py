@@ -18,6 +18,7 @@ from examples.nmt import acceleration  # noqa: E402
 from examples.nmt import config as config_lib  # noqa: E402
 from examples.nmt import run as run_lib  # noqa: E402
 from examples.nmt import train as train_lib  # noqa: E402
+from examples.nmt.fused_adam import FusedAdam  # noqa: E402
 
 CPUINFO = """processor\t: 0
 vendor_id\t: GenuineIntel
@@ -142,6 +143,7 @@ def test_mixed_precision_training_keeps_float32_master_weights(
         optimizer = optimizer.inner_optimizer
     else:
         assert not isinstance(optimizer, keras.optimizers.LossScaleOptimizer)
+    assert isinstance(optimizer, FusedAdam)
     slots = [v for v in optimizer.variables if "float" in v.dtype]
     assert len(slots) >= 2 * len(model.trainable_variables)  # Adam
     assert {v.dtype for v in slots} == {"float32"}

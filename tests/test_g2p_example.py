@@ -136,6 +136,8 @@ def test_evaluate_run_scores_greedy_and_beam(trained_run):
 @pytest.mark.slow
 def test_cli_translate_and_bad_lexicon(trained_run, tmp_path, capsys):
     run_dir, _ = trained_run
+    # Its own export: the test must not depend on another test having run.
+    train_lib.export_run(run_dir)
     assert cli.main(["translate", "--model", run_dir, "--attention",
                      "cat"]) == 0
     printed = capsys.readouterr().out

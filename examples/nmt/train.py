@@ -35,6 +35,7 @@ from examples.nmt.config import DataConfig
 from examples.nmt.config import ModelConfig
 from examples.nmt.config import TextConfig
 from examples.nmt.config import TrainConfig
+from examples.nmt.fused_adam import FusedAdam
 from examples.nmt.losses import MaskedAccuracy
 from examples.nmt.losses import MaskedLoss
 from examples.nmt.losses import MaskedMean
@@ -65,7 +66,8 @@ def fitted_model(seq2seq, train_config):
 
 
 def compile_model(seq2seq, train_config, total_steps):
-    """Compiles the fitted model (`fitted_model`): Adam (clipped), the
+    """Compiles the fitted model (`fitted_model`): Adam (clipped, the
+    fused kernel of `FusedAdam`), the
     masked loss and accuracy (and the guided alignment loss), the
     learning-rate schedule over `total_steps` steps."""
     loss = MaskedLoss(train_config.label_smoothing)
@@ -84,7 +86,7 @@ def compile_model(seq2seq, train_config, total_steps):
         loss = {"logits": loss, "lexical": MaskedMean()}
         metrics = {"logits": metrics}
     fitted_model(seq2seq, train_config).compile(
-        optimizer=keras.optimizers.Adam(
+        optimizer=FusedAdam(
             learning_rate_schedule(train_config, total_steps), clipnorm=1.0
         ),
         loss=loss,
