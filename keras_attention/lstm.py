@@ -140,25 +140,40 @@ def lstm_sequence(
         `(last_output, outputs, [h, c])`: `(batch, units)`,
         `(batch, T, units)`, the final state.
     """
-    batch, steps = ops.shape(inputs)[0], ops.shape(inputs)[1]
+    inputs, h0, c0, kernel, recurrent_kernel = (
+        ops.convert_to_tensor(t)
+        for t in (inputs, h0, c0, kernel, recurrent_kernel)
+    )
     units = ops.shape(recurrent_kernel)[0]
-    # The input projection of all steps: one matmul.
-    xw = ops.matmul(ops.reshape(inputs, (-1, ops.shape(inputs)[-1])), kernel)
+    # Time-major, and the input projection of all steps in one matmul.
+    x = ops.transpose(inputs, (1, 0, 2))
+    steps, batch = ops.shape(x)[0], ops.shape(x)[1]
+    # tanh(x) = 2 sigmoid(2 x) - 1: with the cell-gate columns scaled by 2,
+    # one sigmoid gives all four gates (and the loop runs on the scaled
+    # weights; autodiff of the scaling gives the real weights' gradients).
+    scale = ops.concatenate(
+        [ops.ones((2 * units,)), 2 * ops.ones((units,)), ops.ones((units,))]
+    )
+    scale = ops.cast(scale, kernel.dtype)
+    xw = ops.matmul(ops.reshape(x, (-1, ops.shape(x)[-1])), kernel * scale)
     if bias is not None:
-        xw = xw + bias
-    xw = ops.transpose(ops.reshape(xw, (batch, steps, 4 * units)), (1, 0, 2))
-    if mask is None:
-        keep = ops.ones((steps, batch, 1), "bool")
-    else:
+        xw = xw + ops.convert_to_tensor(bias) * scale
+    xw = ops.reshape(xw, (steps, batch, 4 * units))
+    keep = None
+    if mask is not None:
         keep = ops.expand_dims(ops.transpose(ops.cast(mask, "bool")), -1)
     if go_backwards:
         xw = ops.flip(xw, axis=0)
-        keep = ops.flip(keep, axis=0)
-    states = _lstm_loop(
-        xw, ops.cast(keep, xw.dtype), h0, c0, recurrent_kernel
-    )
-    hs, cs = states[..., :units], states[..., units:]
-    if zero_output_for_mask:
+        keep = None if keep is None else ops.flip(keep, axis=0)
+    loop_inputs = (xw, h0, c0, recurrent_kernel * scale)
+    if keep is None:
+        states = _lstm_loop(*loop_inputs)
+    else:
+        states = _masked_lstm_loop(*loop_inputs, ops.cast(keep, xw.dtype))
+    hs, c = states[:-1], states[-1]
+    if keep is None:
+        outputs = hs
+    elif zero_output_for_mask:
         outputs = ops.where(keep, hs, 0)
     elif keras.backend.backend() == "jax":
         outputs = hs
@@ -168,105 +183,136 @@ def lstm_sequence(
         seen = ops.cumsum(ops.cast(keep, "int32"), axis=0) > 0
         outputs = ops.where(seen, hs, 0)
     outputs = ops.cast(outputs, inputs.dtype)
-    return (
-        outputs[-1],
-        ops.transpose(outputs, (1, 0, 2)),
-        [hs[-1], cs[-1]],
+    return outputs[-1], ops.transpose(outputs, (1, 0, 2)), [hs[-1], c]
+
+
+def _forward(
+    xw: Tensor,
+    h0: Tensor,
+    c0: Tensor,
+    recurrent_kernel: Tensor,
+    keep: Optional[Tensor] = None,
+) -> Tuple[Tensor, Tensor, Tensor]:
+    """The forward loop on scaled weights: `(hs, cs, gates)`, time-major.
+
+    Keras' TensorFlow `scan` stacks outputs of the carry's structure only
+    (so the carry holds the step's gates too), and takes one sequence where
+    the length is not static (so the keep flags ride on `xw`)."""
+    sequence = xw if keep is None else ops.concatenate([xw, keep], axis=-1)
+
+    def step(carry: Tuple[Tensor, ...], inputs: Tensor):
+        h, c = carry[:2]
+        x_t = inputs if keep is None else inputs[:, :-1]
+        a = ops.sigmoid(x_t + ops.matmul(h, recurrent_kernel))
+        i, f, s, o = ops.split(a, 4, axis=-1)
+        c_new = f * c + i * (2 * s - 1)
+        h_new = o * ops.tanh(c_new)
+        if keep is not None:
+            keep_t = inputs[:, -1:] > 0.5
+            h_new = ops.where(keep_t, h_new, h)
+            c_new = ops.where(keep_t, c_new, c)
+        carry = (h_new, c_new, a)
+        return carry, carry
+
+    start = (h0, c0, ops.zeros_like(xw[0]))
+    _, (hs, cs, gates) = ops.scan(step, start, sequence)
+    return hs, cs, gates
+
+
+def _backward(
+    upstream: Tensor,
+    hs: Tensor,
+    cs: Tensor,
+    gates: Tensor,
+    h0: Tensor,
+    c0: Tensor,
+    recurrent_kernel: Tensor,
+    keep: Optional[Tensor] = None,
+) -> Tuple[Tensor, Tensor, Tensor, Tensor]:
+    """The gradients of the loop's inputs, given `upstream`, the gradient
+    of `[h_1 .. h_T; c_T]`.
+
+    Everything that does not depend on the gradient flowing back is
+    computed for all steps at once before the loop; a step is then a
+    handful of ops and one matmul: with `a` the sigmoids of the scaled
+    pre-activations `z`, `P = o (1 - tanh^2 c)` and `Q = a (1 - a) [g;
+    c_{t-1}; 2 i; tanh c]`,
+
+        dh <- dh + dH_t,   dc <- dc + dh P,
+        dz = [dc; dc; dc; dh] Q,   dh_{t-1} = dz U^T,   dc_{t-1} = dc f.
+
+    A masked step has `P = Q = 0`, `f = 1` and passes `dh` through.
+    """
+    units = ops.shape(recurrent_kernel)[0]
+    c_prev = ops.concatenate([c0[None], cs[:-1]], axis=0)
+    i, f, s, o = ops.split(gates, 4, axis=-1)
+    tanh_c = ops.tanh(cs)
+    p = o * (1 - tanh_c * tanh_c)
+    q = gates * (1 - gates) * ops.concatenate(
+        [2 * s - 1, c_prev, 2 * i, tanh_c], axis=-1
     )
+    parts = [upstream[:-1], p, f, q]
+    if keep is not None:
+        p, q = p * keep, q * keep
+        parts = [upstream[:-1], p, ops.where(keep > 0.5, f, 1), q, 1 - keep]
+    sequence = ops.concatenate(parts, axis=-1)
+    transposed_kernel = ops.transpose(recurrent_kernel)
+    ends = [units, 2 * units, 3 * units, 7 * units]
 
+    def step(carry: Tuple[Tensor, ...], inputs: Tensor):
+        dh, dc = carry[:2]
+        pieces = ops.split(inputs, ends, axis=-1)
+        dh = dh + pieces[0]
+        dc = dc + dh * pieces[1]
+        dz = ops.concatenate([dc, dc, dc, dh], axis=-1) * pieces[3]
+        dh_before = ops.matmul(dz, transposed_kernel)
+        if keep is not None:
+            dh_before = dh_before + dh * pieces[4]
+        carry = (dh_before, dc * pieces[2], dz)
+        return carry, carry
 
-def _split_gates(gates: Tensor) -> List[Tensor]:
-    return ops.split(gates, 4, axis=-1)
+    start = (ops.zeros_like(h0), upstream[-1], ops.zeros_like(gates[0]))
+    (dh0, dc0, _), (_, _, dz) = ops.scan(step, start, sequence, reverse=True)
+    # The recurrent kernel's gradient of every step in one matmul.
+    h_prev = ops.concatenate([h0[None], hs[:-1]], axis=0)
+    d_kernel = ops.matmul(
+        ops.transpose(ops.reshape(h_prev, (-1, units))),
+        ops.reshape(dz, (-1, 4 * units)),
+    )
+    return dz, dh0, dc0, d_kernel
 
 
 @ops.custom_gradient
 def _lstm_loop(
-    xw: Tensor,
-    keep_weight: Tensor,
-    h0: Tensor,
-    c0: Tensor,
-    recurrent_kernel: Tensor,
+    xw: Tensor, h0: Tensor, c0: Tensor, recurrent_kernel: Tensor
 ) -> Tuple[Tensor, Callable]:
-    """The recurrence: time-major `xw` `(T, batch, 4 units)`, `keep_weight`
-    `(T, batch, 1)` (1 = keep; a float, so that every input has a
-    gradient) -> `(T, batch, 2 units)`, `[h_t; c_t]` of every step (one
-    tensor: Keras' custom gradients take one output on every backend)."""
-    # Keras' TensorFlow `scan` stacks outputs of the carry's structure only
-    # (so the carry holds the step's gates too), and takes one sequence
-    # where the length is not static (so the sequences are concatenated).
-    units = ops.shape(recurrent_kernel)[0]
-
-    def step(carry: Tuple[Tensor, ...], inputs: Tensor):
-        h, c = carry[:2]
-        x_t, keep_t = inputs[:, :-1], inputs[:, -1:] > 0.5
-        z = x_t + ops.matmul(h, recurrent_kernel)
-        i, f, g, o = _split_gates(z)
-        i, f, o = ops.sigmoid(i), ops.sigmoid(f), ops.sigmoid(o)
-        g = ops.tanh(g)
-        c_new = f * c + i * g
-        tanh_c = ops.tanh(c_new)
-        h_new = ops.where(keep_t, o * tanh_c, h)
-        c_new = ops.where(keep_t, c_new, c)
-        gates = ops.concatenate([i, f, g, o], axis=-1)
-        carry = (h_new, c_new, gates, tanh_c)
-        return carry, carry
-
-    start = (h0, c0, ops.zeros_like(xw[0]), ops.zeros_like(c0))
-    _, (hs, cs, gates, tanh_cs) = ops.scan(
-        step, start, ops.concatenate([xw, keep_weight], axis=-1)
-    )
-    h_prev = ops.concatenate([h0[None], hs[:-1]], axis=0)
-    c_prev = ops.concatenate([c0[None], cs[:-1]], axis=0)
-    transposed_kernel = ops.transpose(recurrent_kernel)
+    """The recurrence on time-major, scaled `xw` `(T, batch, 4 units)` ->
+    `(T + 1, batch, units)`: `h_1 .. h_T` and `c_T` (one tensor: Keras'
+    custom gradients take one output on every backend)."""
+    hs, cs, gates = _forward(xw, h0, c0, recurrent_kernel)
 
     def grad(*args: Tensor, upstream: Optional[Tensor] = None):
         if upstream is None:
             (upstream,) = args
-        # Each step reads [dh_t, dc_t, gates, tanh c_t, c_{t-1}, keep].
-        ends = [units * k for k in (1, 2, 6, 7, 8)]
+        return _backward(upstream, hs, cs, gates, h0, c0, recurrent_kernel)
 
-        def back_step(carry: Tuple[Tensor, ...], inputs: Tensor):
-            dh, dc = carry[:2]
-            dh_out, dc_out, gates_t, tanh_c, c_before, keep_t = ops.split(
-                inputs, ends, axis=-1
-            )
-            keep_t = keep_t > 0.5
-            dh = dh + dh_out
-            dc = dc + dc_out
-            # A masked step passes the gradient to the state before it.
-            dh_new = ops.where(keep_t, dh, 0)
-            dc_new = ops.where(keep_t, dc, 0)
-            i, f, g, o = _split_gates(gates_t)
-            dc_new = dc_new + dh_new * o * (1 - tanh_c * tanh_c)
-            dz = ops.concatenate(
-                [
-                    dc_new * g * i * (1 - i),
-                    dc_new * c_before * f * (1 - f),
-                    dc_new * i * (1 - g * g),
-                    dh_new * tanh_c * o * (1 - o),
-                ],
-                axis=-1,
-            )
-            dh_before = ops.where(keep_t, 0, dh) + ops.matmul(
-                dz, transposed_kernel
-            )
-            dc_before = ops.where(keep_t, dc_new * f, dc)
-            carry = (dh_before, dc_before, dz)
-            return carry, carry
+    return ops.concatenate([hs, cs[-1:]], axis=0), grad
 
-        (dh0, dc0, _), (_, _, dz) = ops.scan(
-            back_step,
-            (ops.zeros_like(h0), ops.zeros_like(c0), ops.zeros_like(xw[0])),
-            ops.concatenate(
-                [upstream, gates, tanh_cs, c_prev, keep_weight], axis=-1
-            ),
-            reverse=True,
+
+@ops.custom_gradient
+def _masked_lstm_loop(
+    xw: Tensor, h0: Tensor, c0: Tensor, recurrent_kernel: Tensor, keep: Tensor
+) -> Tuple[Tensor, Callable]:
+    """`_lstm_loop` with `keep` `(T, batch, 1)`, 1 = keep (a float, so that
+    every input has a gradient): a masked step carries the state over."""
+    hs, cs, gates = _forward(xw, h0, c0, recurrent_kernel, keep)
+
+    def grad(*args: Tensor, upstream: Optional[Tensor] = None):
+        if upstream is None:
+            (upstream,) = args
+        grads = _backward(
+            upstream, hs, cs, gates, h0, c0, recurrent_kernel, keep
         )
-        # The recurrent kernel's gradient of every step in one matmul.
-        d_kernel = ops.matmul(
-            ops.transpose(ops.reshape(h_prev, (-1, units))),
-            ops.reshape(dz, (-1, 4 * units)),
-        )
-        return dz, ops.zeros_like(keep_weight), dh0, dc0, d_kernel
+        return (*grads, ops.zeros_like(keep))
 
-    return ops.concatenate([hs, cs], axis=-1), grad
+    return ops.concatenate([hs, cs[-1:]], axis=0), grad
