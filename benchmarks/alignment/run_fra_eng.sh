@@ -55,8 +55,8 @@ fi
 #    with the source embeddings as attention keys (values stay the encoder
 #    states), with and without the bridge. The gold pairs fall in the test
 #    split (README of the gold).
-#    Float32 (the figures of docs/alignment_results.md are float32,
-#    as measured before `--mixed-precision auto` became the default), then
+#    Float32 (the figures of docs/alignment_results.md are float32, the
+#    default before `--mixed-precision auto`), then the unsupervised
 #    and embedding-keys pairs again under mixed_bfloat16 (BF16=1).
 train() {
     echo "== train $*"
