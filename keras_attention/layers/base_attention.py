@@ -7,11 +7,11 @@ from typing import Tuple
 import keras
 from keras import ops
 
+from keras_attention.checks import check_mask
+from keras_attention.layers._dropout import AttentionDropout
 from keras_attention.layers._shapes import attention_output_shapes
 from keras_attention.layers._shapes import check_floating_inputs
 from keras_attention.layers._shapes import validate_attention_shapes
-from keras_attention.checks import check_mask
-from keras_attention.layers._dropout import AttentionDropout
 from keras_attention.ops.masking import masked_softmax
 from keras_attention.ops.masking import score_mask
 from keras_attention.ops.masking import zero_masked_positions
@@ -39,15 +39,12 @@ class BaseAttention(AttentionDropout, keras.layers.Layer):
     keys are replaced by zeros before any product, so even a NaN or inf
     stored there gives a finite context and finite gradients.
 
-    Step-wise decoding (`AttentionWrapper`, the decoders) calls
-    `prepare_memory` once per source sentence and `attend` at every step.
-
     A memory with no source position (`S == 0`) gives zero weights of
     shape `(batch_size, Tq, 0)` and a zero context, on every backend.
-
-    Layers whose weights depend on the previous step's alignment
-    (monotonic, location-sensitive attention) derive from
-    `StatefulAttention`, which adds the alignment state to this contract.
+    Step-wise decoding (`AttentionWrapper`, the decoders) calls
+    `prepare_memory` once per source sentence and `attend` at every step.
+    Layers whose weights depend on the previous step's alignment derive
+    from `StatefulAttention`, which adds the alignment state.
 
     Args:
         dropout: Float between 0 and 1. Fraction of the attention weights to
@@ -98,7 +95,6 @@ class BaseAttention(AttentionDropout, keras.layers.Layer):
         if dropout > 0:
             self.seed_generator = keras.random.SeedGenerator(seed=seed)
 
-    # ------------------------------------------------------------------
     # To be implemented by the scores.
     def project_key(self, key: Tensor) -> Tensor:
         """Processes the keys once per memory (e.g. `k W1` for additive).
@@ -240,11 +236,7 @@ class BaseAttention(AttentionDropout, keras.layers.Layer):
         self.build((key_shape[0], query_size), tuple(value.shape), key_shape)
 
     def query_size_from_key_size(self, key_size: int) -> Optional[int]:
-        """The query size the layer needs for keys of `key_size`, if fixed.
-
-        `None` (the default) when any query size works, so that
-        `prepare_memory` cannot build the layer before it sees a query.
-        """
+        """The query size keys of `key_size` fix, or `None` (any size)."""
         return None
 
     # ------------------------------------------------------------------
