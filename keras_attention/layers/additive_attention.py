@@ -7,8 +7,8 @@ from typing import Optional
 import keras
 from keras import ops
 
-from keras_attention.layers.base_attention import BaseAttention
 from keras_attention.checks import check_positive_int
+from keras_attention.layers.base_attention import BaseAttention
 from keras_attention.ops.scores import additive_score
 from keras_attention.typing import Shape
 from keras_attention.typing import Tensor

@@ -4,8 +4,8 @@ from typing import Optional
 
 import keras
 
-from keras_attention.layers.base_attention import BaseAttention
 from keras_attention.checks import shape_str
+from keras_attention.layers.base_attention import BaseAttention
 from keras_attention.ops.scores import dot_score
 from keras_attention.ops.scores import sqrt_dim_scale
 from keras_attention.typing import Shape

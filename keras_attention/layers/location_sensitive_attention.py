@@ -6,10 +6,10 @@ from typing import Tuple
 import keras
 from keras import ops
 
-from keras_attention.layers.additive_attention import AdditiveScore
 from keras_attention.checks import check_positive_int
-from keras_attention.ops.masking import masked_softmax
+from keras_attention.layers.additive_attention import AdditiveScore
 from keras_attention.layers.stateful_attention import StatefulAttention
+from keras_attention.ops.masking import masked_softmax
 from keras_attention.typing import Constraint
 from keras_attention.typing import Initializer
 from keras_attention.typing import NestedTensor

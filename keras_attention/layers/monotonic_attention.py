@@ -10,10 +10,10 @@ from keras import ops
 
 from keras_attention.checks import check_positive_int
 from keras_attention.checks import shape_str
-from keras_attention.ops.monotonic import check_mode
-from keras_attention.ops.monotonic import monotonic_attention
 from keras_attention.layers.additive_attention import AdditiveScore
 from keras_attention.layers.stateful_attention import StatefulAttention
+from keras_attention.ops.monotonic import check_mode
+from keras_attention.ops.monotonic import monotonic_attention
 from keras_attention.typing import Initializer
 from keras_attention.typing import NestedTensor
 from keras_attention.typing import Shape

@@ -7,10 +7,10 @@ import keras
 from keras import ops
 from keras import tree
 
-from keras_attention.rnn.attention_wrapper import AttentionWrapper
 from keras_attention.checks import check_feature_shape
 from keras_attention.checks import check_mask
 from keras_attention.checks import check_same_batch
+from keras_attention.rnn.attention_wrapper import AttentionWrapper
 from keras_attention.rnn.loops import scan_steps
 from keras_attention.rnn.rnn_cells import can_project_inputs
 from keras_attention.rnn.rnn_cells import dropout_cells
