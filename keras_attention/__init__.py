@@ -7,33 +7,33 @@ after `import keras_attention`.
 """
 
 from keras_attention import alignment
-from keras_attention import callbacks
 from keras_attention import decoding
+from keras_attention import ops
 from keras_attention import visualization
-from keras_attention.additive_attention import AdditiveAttention
 from keras_attention.alignment import GuidedAlignmentLoss
-from keras_attention.attention_rnn import AttentionRNN
-from keras_attention.attention_wrapper import AttentionWrapper
-from keras_attention.attentional_output import AttentionalOutput
-from keras_attention.base_attention import BaseAttention
-from keras_attention.callbacks import AttentionPlotCallback
 from keras_attention.decoding import beam_search_decode
 from keras_attention.decoding import beam_search_nbest
 from keras_attention.decoding import greedy_decode
 from keras_attention.decoding import sample_decode
-from keras_attention.dot_attention import DotAttention
-from keras_attention.lstm import LSTM
-from keras_attention.location_sensitive_attention import (
-    LocationSensitiveAttention,
-)
-from keras_attention.monotonic_attention import BahdanauMonotonicAttention
-from keras_attention.monotonic_attention import LuongMonotonicAttention
-from keras_attention.monotonic_attention import MonotonicAttention
-from keras_attention.multiplicative_attention import MultiplicativeAttention
+from keras_attention.layers import AdditiveAttention
+from keras_attention.layers import BahdanauMonotonicAttention
+from keras_attention.layers import BaseAttention
+from keras_attention.layers import DotAttention
+from keras_attention.layers import LocationSensitiveAttention
+from keras_attention.layers import LuongMonotonicAttention
+from keras_attention.layers import MonotonicAttention
+from keras_attention.layers import MultiplicativeAttention
+from keras_attention.layers import StatefulAttention
+from keras_attention.rnn import LSTM
+from keras_attention.rnn import AttentionalOutput
+from keras_attention.rnn import AttentionRNN
+from keras_attention.rnn import AttentionWrapper
 from keras_attention.version import __version__
 from keras_attention.visualization import attention_text_grid
+from keras_attention.visualization import callbacks
 from keras_attention.visualization import plot_attention
 from keras_attention.visualization import plot_attention_grid
+from keras_attention.visualization.callbacks import AttentionPlotCallback
 
 __all__ = [
     "AdditiveAttention",
@@ -50,6 +50,7 @@ __all__ = [
     "LuongMonotonicAttention",
     "MonotonicAttention",
     "MultiplicativeAttention",
+    "StatefulAttention",
     "__version__",
     "alignment",
     "attention_text_grid",
@@ -58,6 +59,7 @@ __all__ = [
     "callbacks",
     "decoding",
     "greedy_decode",
+    "ops",
     "plot_attention",
     "plot_attention_grid",
     "sample_decode",

@@ -29,7 +29,7 @@ from examples.nmt import model as model_lib  # noqa: E402
 from examples.nmt import pipeline  # noqa: E402
 from examples.nmt import text as text_lib  # noqa: E402
 from examples.nmt import train as train_lib  # noqa: E402
-from keras_attention.base_attention import masked_softmax  # noqa: E402
+from keras_attention.layers.base_attention import masked_softmax  # noqa: E402
 
 # The module (the package attribute of the same name is a function).
 tf_rnn = importlib.import_module("keras.src.backend.tensorflow.rnn")

@@ -17,8 +17,8 @@ from keras import ops
 
 from keras_attention import BahdanauMonotonicAttention
 from keras_attention import LuongMonotonicAttention
-from keras_attention.monotonic import monotonic_attention
-from keras_attention.monotonic import safe_cumprod
+from keras_attention.ops.monotonic import monotonic_attention
+from keras_attention.ops.monotonic import safe_cumprod
 from tests.stateful_helpers import keras_round_trip
 from tests.stateful_helpers import saved_model_fresh_process
 from tests.stateful_helpers import step_inputs

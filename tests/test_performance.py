@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 from keras import ops
 
 import keras_attention
-from keras_attention.scores import additive_block_shape
-from keras_attention.scores import additive_score
+from keras_attention.ops.scores import additive_block_shape
+from keras_attention.ops.scores import additive_score
 
 
 def numpy_additive(qp, kp, v):
@@ -340,7 +340,7 @@ BACKEND_SCRIPT = r"""
 import numpy as np
 import keras
 from keras import ops
-from keras_attention.scores import additive_score
+from keras_attention.ops.scores import additive_score
 
 backend = keras.backend.backend()
 rng = np.random.default_rng(0)

@@ -18,8 +18,8 @@ from keras import ops
 from keras_attention import AdditiveAttention
 from keras_attention import DotAttention
 from keras_attention import MultiplicativeAttention
-from keras_attention.attention_rnn import AttentionRNN
-from keras_attention.attention_wrapper import AttentionWrapper
+from keras_attention.rnn.attention_rnn import AttentionRNN
+from keras_attention.rnn.attention_wrapper import AttentionWrapper
 from tests.layer_harness import gradients
 
 E, D, H = 3, 4, 4  # input, memory and cell sizes (D == H for the dot score)
@@ -824,7 +824,7 @@ def test_hoisted_input_projection_matches_the_cell_call(wiring, feeding):
     """A plain `LSTMCell`'s input projection is computed before the loop;
     outputs, alignments, final state and gradients (w.r.t. inputs and
     memory) are those of the cell's own call, padded steps included."""
-    from keras_attention.rnn_cells import can_project_inputs
+    from keras_attention.rnn.rnn_cells import can_project_inputs
 
     rng = np.random.default_rng(11)
     x = rng.normal(size=(3, 5, E)).astype("float32")
@@ -865,7 +865,7 @@ def test_hoisted_input_projection_matches_the_cell_call(wiring, feeding):
 
 
 def test_lstm_dropout_is_not_hoisted():
-    from keras_attention.rnn_cells import can_project_inputs
+    from keras_attention.rnn.rnn_cells import can_project_inputs
 
     assert can_project_inputs(keras.layers.LSTMCell(2, dropout=0.5), False)
     assert not can_project_inputs(keras.layers.LSTMCell(2, dropout=0.5), True)

@@ -9,9 +9,9 @@ from keras import ops
 from keras_attention import AdditiveAttention
 from keras_attention import DotAttention
 from keras_attention import MultiplicativeAttention
-from keras_attention.attention_rnn import AttentionRNN
-from keras_attention.attention_wrapper import AttentionWrapper
-from keras_attention.attentional_output import AttentionalOutput
+from keras_attention.rnn.attention_rnn import AttentionRNN
+from keras_attention.rnn.attention_wrapper import AttentionWrapper
+from keras_attention.rnn.attentional_output import AttentionalOutput
 from tests.layer_harness import run_layer_test
 
 E, D, H = 3, 4, 4

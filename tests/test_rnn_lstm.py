@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from keras import ops
 
 from keras_attention import LSTM
-from keras_attention import lstm
+from keras_attention.rnn import lstm
 from tests.layer_harness import gradients
 from tests.layer_harness import run_layer_test
 from tests.layer_harness import to_np

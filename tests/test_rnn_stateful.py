@@ -18,8 +18,9 @@ from keras_attention import AttentionRNN
 from keras_attention import AttentionWrapper
 from keras_attention import DotAttention
 from keras_attention import MultiplicativeAttention
-from keras_attention.masking import masked_softmax
-from keras_attention.scores import dot_score
+from keras_attention import StatefulAttention
+from keras_attention.ops.masking import masked_softmax
+from keras_attention.ops.scores import dot_score
 from tests.layer_harness import to_np
 
 E, D, H = 3, 4, 4
@@ -27,7 +28,7 @@ GAIN = 1.5
 
 
 @keras.saving.register_keras_serializable(package="keras_attention_tests")
-class PreviousWeightsAttention(DotAttention):
+class PreviousWeightsAttention(StatefulAttention, DotAttention):
     """`e_i = q . k_i + g * alpha_prev_i`, with a learned gain `g`."""
 
     def build(self, query_shape, value_shape, key_shape=None):
@@ -38,10 +39,6 @@ class PreviousWeightsAttention(DotAttention):
             initializer=keras.initializers.Constant(GAIN),
             dtype=self.dtype,
         )
-
-    @property
-    def stateful(self):
-        return True
 
     def initial_alignment_state(self, memory_mask):
         zeros = ops.zeros(ops.shape(memory_mask), "float32")
@@ -147,12 +144,13 @@ def test_stateful_errors_and_stateless_layers_unchanged():
             np.zeros((2, D), "float32"), prepared["memory"], prepared["keys"]
         )
     stateless = MultiplicativeAttention()
-    assert stateless.initial_alignment_state(np.ones((2, 5), bool)) is None
+    assert not stateless.stateful
+    assert not hasattr(stateless, "initial_alignment_state")
     outputs = stateless(np.zeros((2, D), "float32"), memory)
     assert len(outputs) == 2
     stateless_memory = stateless.prepare_memory(memory)
     assert sorted(stateless_memory) == ["keys", "memory", "memory_mask"]
-    with pytest.raises(ValueError, match="not stateful"):
+    with pytest.raises(TypeError, match="alignment_state"):
         stateless.attend(
             np.zeros((2, D), "float32"),
             stateless_memory["memory"],

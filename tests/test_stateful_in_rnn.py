@@ -14,8 +14,8 @@ from keras_attention import BahdanauMonotonicAttention
 from keras_attention import BaseAttention
 from keras_attention import LocationSensitiveAttention
 from keras_attention import LuongMonotonicAttention
-from keras_attention.attention_rnn import AttentionRNN
-from keras_attention.attention_wrapper import AttentionWrapper
+from keras_attention.rnn.attention_rnn import AttentionRNN
+from keras_attention.rnn.attention_wrapper import AttentionWrapper
 from tests.stateful_helpers import to_np
 
 pytestmark = pytest.mark.skipif(

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from keras_attention import visualization
-from keras_attention.callbacks import AttentionPlotCallback
+from keras_attention.visualization.callbacks import AttentionPlotCallback
 from keras_attention.visualization import attention_text_grid
 from keras_attention.visualization import display_width
 from keras_attention.visualization import plot_attention

@@ -1,7 +1,7 @@
 """Checks that the API reference documents every public name of the package.
 
 The public names are those `keras_attention/__init__.py` imports (modules
-aside); each must have a `::: keras_attention.NAME` entry (or one under a
+of the package aside); each must have a `::: keras_attention.NAME` entry (or one under a
 submodule, `::: keras_attention.module.NAME`) in a page under docs/api/.
 Reads the source (ast), so it imports nothing. Run by `make docs`.
 
@@ -27,10 +27,11 @@ def public_names(init: pathlib.Path) -> set[str]:
             name = alias.asname or alias.name
             if name.startswith("_"):
                 continue
-            submodule = init.parent / name
-            if node.module == PACKAGE and (
-                submodule.with_suffix(".py").exists() or submodule.is_dir()
-            ):
+            parts = (node.module or "").split(".")
+            if parts[0] != PACKAGE:
+                continue
+            submodule = init.parent.joinpath(*parts[1:], name)
+            if submodule.with_suffix(".py").exists() or submodule.is_dir():
                 continue
             names.add(name)
     return names

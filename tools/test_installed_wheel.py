@@ -36,7 +36,9 @@ def test_imported_from_the_installed_wheel():
 def test_not_an_editable_install():
     files = importlib.metadata.files(DISTRIBUTION)
     names = {file.as_posix() for file in files}
-    assert "keras_attention/__init__.py" in names
+    for package in ("", "layers/", "rnn/", "ops/", "decoding/",
+                    "alignment/", "visualization/"):
+        assert f"keras_attention/{package}__init__.py" in names, package
     assert not any(name.endswith(".pth") for name in names), names
 
 

@@ -44,9 +44,9 @@ from examples.nmt import alignment_head
 from examples.nmt.model_layers import BridgeDropout
 from examples.nmt.model_layers import DropMask
 from examples.nmt.config import ModelConfig
-from keras_attention.attention_rnn import AttentionRNN
-from keras_attention.attention_wrapper import AttentionWrapper
-from keras_attention.attentional_output import AttentionalOutput
+from keras_attention.rnn.attention_rnn import AttentionRNN
+from keras_attention.rnn.attention_wrapper import AttentionWrapper
+from keras_attention.rnn.attentional_output import AttentionalOutput
 
 # Id of `[END]` in every vocabulary of the example (`text.RESERVED_TOKENS`:
 # [PAD] [UNK] [START] [END]; `text.py` imports TensorFlow, this module not).

@@ -13,9 +13,9 @@ from typing import Tuple
 import keras
 from keras import ops
 
-from keras_attention.rnn_cells import previous_output
-from keras_attention.rnn_cells import run_cell
-from keras_attention.rnn_cells import run_projected_cell
+from keras_attention.rnn.rnn_cells import previous_output
+from keras_attention.rnn.rnn_cells import run_cell
+from keras_attention.rnn.rnn_cells import run_projected_cell
 from keras_attention.typing import Tensor
 
 WIRINGS = ("luong", "bahdanau")
@@ -28,14 +28,17 @@ def _attend(
     training: Optional[bool],
     dropout_mask: Optional[Tensor],
 ):
+    stateful = {}
+    if wrapper.attention.stateful:
+        stateful["alignment_state"] = state["alignment_state"]
     return wrapper.attention.attend(
         query,
         state["memory"],
         state["keys"],
         value_mask=state["memory_mask"],
         training=training,
-        alignment_state=state.get("alignment_state"),
         dropout_mask=dropout_mask,
+        **stateful,
     )
 
 

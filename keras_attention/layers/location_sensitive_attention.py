@@ -6,9 +6,10 @@ from typing import Tuple
 import keras
 from keras import ops
 
-from keras_attention.base_attention import masked_softmax
 from keras_attention.checks import check_positive_int
-from keras_attention.stateful_attention import StatefulAttention
+from keras_attention.layers.additive_attention import AdditiveScore
+from keras_attention.layers.stateful_attention import StatefulAttention
+from keras_attention.ops.masking import masked_softmax
 from keras_attention.typing import Constraint
 from keras_attention.typing import Initializer
 from keras_attention.typing import NestedTensor
@@ -18,7 +19,7 @@ from keras_attention.typing import Tensor
 
 
 @keras.saving.register_keras_serializable(package="keras_attention")
-class LocationSensitiveAttention(StatefulAttention):
+class LocationSensitiveAttention(AdditiveScore, StatefulAttention):
     """Additive attention with location features of the previous alignment.
 
     At each decoder step, for the query `q` and source position `i`:
@@ -43,7 +44,10 @@ class LocationSensitiveAttention(StatefulAttention):
     Its alignment state is a dict `{"weights": (batch_size, S),
     "cumulative": (batch_size, S)}` (`{"weights": ...}` only when
     `cumulative=False`) in float32 (float64 under a float64 policy), all
-    zeros before the first step, as in Tacotron 2.
+    zeros before the first step, as in Tacotron 2. Whatever the state holds
+    at masked source positions (even NaN or inf) is replaced by zeros before
+    the step uses it. A zero-length memory (`S == 0`) gives `(batch_size,
+    0)` weights and state and a zero context, for every kernel size.
 
     Reference:
         - [Chorowski et al., 2015](https://arxiv.org/abs/1506.07503)
@@ -142,40 +146,30 @@ class LocationSensitiveAttention(StatefulAttention):
             query_shape, value_shape, key_shape
         )
 
-        def kernel(name: str, shape: Shape):
-            return self.add_weight(
-                name=name,
-                shape=shape,
-                initializer=self.kernel_initializer,
-                regularizer=self.kernel_regularizer,
-                constraint=self.kernel_constraint,
-                dtype=self.dtype,
-            )
-
-        self.key_kernel = kernel("key_kernel", (key_shape[-1], self.units))
-        self.query_kernel = kernel(
-            "query_kernel", (query_shape[-1], self.units)
+        regularizer, constraint = (
+            self.kernel_regularizer,
+            self.kernel_constraint,
         )
-        self.score_kernel = kernel("score_kernel", (self.units,))
+        self.build_additive_kernels(
+            query_shape[-1], key_shape[-1], regularizer, constraint
+        )
         channels = 2 if self.cumulative else 1
-        self.location_kernel = kernel(
-            "location_kernel", (self.kernel_size, channels, self.filters)
+        self.location_kernel = self.additive_kernel(
+            "location_kernel",
+            (self.kernel_size, channels, self.filters),
+            regularizer,
+            constraint,
         )
-        self.location_projection = kernel(
-            "location_projection", (self.filters, self.units)
+        self.location_projection = self.additive_kernel(
+            "location_projection",
+            (self.filters, self.units),
+            regularizer,
+            constraint,
         )
         self.bias = None
         if self.use_bias:
-            self.bias = self.add_weight(
-                name="bias",
-                shape=(self.units,),
-                initializer=self.bias_initializer,
-                dtype=self.dtype,
-            )
-
-    def project_key(self, key: Tensor) -> Tensor:
-        """`W1 k_i`, computed once per memory."""
-        return ops.matmul(key, ops.cast(self.key_kernel, key.dtype))
+            self.build_additive_bias(self.bias_initializer)
+        self.score_gain = None
 
     # ------------------------------------------------------------------
     def alignment_state_spec(
@@ -211,9 +205,14 @@ class LocationSensitiveAttention(StatefulAttention):
         inputs = ops.stack([ops.cast(c, dtype) for c in channels], axis=-1)
         if value_mask is not None:
             inputs = ops.where(ops.expand_dims(value_mask, -1), inputs, 0.0)
+        # One more zero position at the end, cut off after: what "same"
+        # padding adds there anyway, and a zero-length memory then gives
+        # `(batch_size, 0, units)` features on every backend (PyTorch's
+        # convolution rejects an input shorter than its kernel).
+        inputs = ops.pad(inputs, [[0, 0], [0, 1], [0, 0]])
         features = ops.conv(
             inputs, ops.cast(self.location_kernel, dtype), padding="same"
-        )
+        )[:, :-1]
         features = ops.matmul(
             features, ops.cast(self.location_projection, dtype)
         )
@@ -241,25 +240,15 @@ class LocationSensitiveAttention(StatefulAttention):
             `state_dtype` and `{"weights": weights, "cumulative":
             cumulative + weights}` (or `{"weights": weights}`).
         """
-        previous = self.checked_state(
-            alignment_state, projected_key.shape[0], projected_key.shape[1]
+        scores = self.additive_energy(
+            query,
+            projected_key,
+            extra=self.location_features(alignment_state, value_mask),
         )
-        dtype = query.dtype
-        hidden = (
-            projected_key
-            + ops.expand_dims(
-                ops.matmul(query, ops.cast(self.query_kernel, dtype)), 1
-            )
-            + self.location_features(previous, value_mask)
-        )
-        if self.bias is not None:
-            hidden = hidden + ops.cast(self.bias, dtype)
-        v = ops.cast(self.score_kernel, dtype)
-        scores = ops.sum(v * ops.tanh(hidden), axis=-1)
         weights = ops.cast(masked_softmax(scores, value_mask), self.state_dtype)
         next_state = {"weights": weights}
         if self.cumulative:
-            next_state["cumulative"] = previous["cumulative"] + weights
+            next_state["cumulative"] = alignment_state["cumulative"] + weights
         return weights, next_state
 
     def get_config(self) -> dict:

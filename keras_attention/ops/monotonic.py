@@ -100,21 +100,7 @@ def monotonic_attention(
     p_choose = ops.convert_to_tensor(p_choose)
     previous_attention = ops.cast(previous_attention, p_choose.dtype)
     if mode == "recursive":
-        shifted = ops.concatenate(
-            [ops.ones_like(p_choose[:, :1]), 1.0 - p_choose[:, :-1]], axis=1
-        )
-
-        def step(q: Tensor, inputs: Tuple[Tensor, Tensor]):
-            keep, prev = inputs
-            q = keep * q + prev
-            return q, q
-
-        _, q = ops.scan(
-            step,
-            ops.zeros_like(p_choose[:, 0]),
-            (ops.transpose(shifted), ops.transpose(previous_attention)),
-        )
-        return p_choose * ops.transpose(q)
+        return _recursive(p_choose, previous_attention)
     if mode == "parallel":
         cumprod = safe_cumprod(1.0 - p_choose, axis=1, exclusive=True)
         return (
@@ -135,3 +121,31 @@ def _exclusive_cumprod(x: Tensor):
     with `exclusive`): shift right by one, with a leading 1."""
     shifted = ops.concatenate([ops.ones_like(x[:, :1]), x[:, :-1]], axis=1)
     return ops.cumprod(shifted, axis=1)
+
+
+def _recursive(p_choose: Tensor, previous_attention: Tensor):
+    """The recurrence of `monotonic_attention`, in a scan over positions.
+
+    The scan runs over one extra position at the end (`p = 0`, `a_prev =
+    0`), cut off after: the recurrence never looks ahead, so the values are
+    the same, and a zero-length memory gives a `(batch_size, 0)` result on
+    every backend instead of indexing an empty axis.
+    """
+    pad = [[0, 0], [0, 1]]
+    p_choose = ops.pad(p_choose, pad)
+    previous_attention = ops.pad(previous_attention, pad)
+    shifted = ops.concatenate(
+        [ops.ones_like(p_choose[:, :1]), 1.0 - p_choose[:, :-1]], axis=1
+    )
+
+    def step(q: Tensor, inputs: Tuple[Tensor, Tensor]):
+        keep, prev = inputs
+        q = keep * q + prev
+        return q, q
+
+    _, q = ops.scan(
+        step,
+        ops.zeros_like(p_choose[:, 0]),
+        (ops.transpose(shifted), ops.transpose(previous_attention)),
+    )
+    return (p_choose * ops.transpose(q))[:, :-1]

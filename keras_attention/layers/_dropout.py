@@ -1,6 +1,6 @@
 """Dropout of the attention weights: the one implementation.
 
-`BaseAttention.attend` applies it; loops that must not draw random numbers
+`BaseAttention` applies it; loops that must not draw random numbers
 inside (`AttentionRNN`'s scan) draw all steps' keep masks at once with
 `draw_dropout_mask` and pass each step's mask to `attend`.
 """

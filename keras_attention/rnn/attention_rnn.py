@@ -7,16 +7,16 @@ import keras
 from keras import ops
 from keras import tree
 
-from keras_attention.attention_wrapper import AttentionWrapper
 from keras_attention.checks import check_feature_shape
 from keras_attention.checks import check_mask
 from keras_attention.checks import check_same_batch
-from keras_attention.loops import scan_steps
-from keras_attention.rnn_cells import can_project_inputs
-from keras_attention.rnn_cells import dropout_cells
-from keras_attention.rnn_cells import prepare_dropout_masks
-from keras_attention.rnn_cells import project_inputs
-from keras_attention.rnn_cells import reset_dropout_masks
+from keras_attention.rnn.attention_wrapper import AttentionWrapper
+from keras_attention.rnn.loops import scan_steps
+from keras_attention.rnn.rnn_cells import can_project_inputs
+from keras_attention.rnn.rnn_cells import dropout_cells
+from keras_attention.rnn.rnn_cells import prepare_dropout_masks
+from keras_attention.rnn.rnn_cells import project_inputs
+from keras_attention.rnn.rnn_cells import reset_dropout_masks
 from keras_attention.typing import NestedTensor
 from keras_attention.typing import Shape
 from keras_attention.typing import Tensor
@@ -43,7 +43,10 @@ class AttentionRNN(keras.layers.Layer):
     zeros; the output sequence carries the Keras mask of `inputs`, so Keras
     losses ignore those steps. Source positions whose `memory_mask` is
     `False` get zero weight. Both masks are filled in from Keras masks
-    (`Embedding(mask_zero=True)`, and RNN encoders propagate it).
+    (`Embedding(mask_zero=True)`, and RNN encoders propagate it). A
+    zero-length memory (`S == 0`) gives `(batch_size, T, 0)` alignments and
+    a zero context at every step, with any attention layer, on every
+    backend.
 
     Dropout: the dropout masks of the cell (drawn once per call, as
     `keras.layers.RNN` does) and of the attention weights (one per step)

@@ -7,28 +7,21 @@ from typing import Tuple
 import keras
 from keras import ops
 
-from keras_attention.alignment_state import AlignmentStateHooks
-from keras_attention.alignment_state import check_alignment_state
-from keras_attention.alignment_state import check_stateful_step
-from keras_attention.alignment_state import keep_rows
-from keras_attention.attention_dropout import AttentionDropout
-from keras_attention.attention_shapes import attention_output_shapes
-from keras_attention.attention_shapes import check_floating_inputs
-from keras_attention.attention_shapes import validate_attention_shapes
 from keras_attention.checks import check_mask
-from keras_attention.masking import masked_softmax
-from keras_attention.masking import score_mask
-from keras_attention.masking import zero_masked_positions
-from keras_attention.typing import NestedTensor
+from keras_attention.layers._dropout import AttentionDropout
+from keras_attention.layers._shapes import attention_output_shapes
+from keras_attention.layers._shapes import check_floating_inputs
+from keras_attention.layers._shapes import validate_attention_shapes
+from keras_attention.ops.masking import masked_softmax
+from keras_attention.ops.masking import score_mask
+from keras_attention.ops.masking import zero_masked_positions
 from keras_attention.typing import Shape
 from keras_attention.typing import Tensor
 
-__all__ = ["BaseAttention", "masked_softmax"]
+__all__ = ["BaseAttention"]
 
 
-class BaseAttention(
-    AlignmentStateHooks, AttentionDropout, keras.layers.Layer
-):
+class BaseAttention(AttentionDropout, keras.layers.Layer):
     """Base class of the attention layers of `keras_attention`.
 
     It owns everything the scores share: input validation, masks (Keras
@@ -46,20 +39,12 @@ class BaseAttention(
     keys are replaced by zeros before any product, so even a NaN or inf
     stored there gives a finite context and finite gradients.
 
+    A memory with no source position (`S == 0`) gives zero weights of
+    shape `(batch_size, Tq, 0)` and a zero context, on every backend.
     Step-wise decoding (`AttentionWrapper`, the decoders) calls
     `prepare_memory` once per source sentence and `attend` at every step.
-
-    Stateful attention: a layer whose weights depend on the previous
-    step's (monotonic, location-sensitive attention) returns `True` from
-    `stateful`, implements `initial_alignment_state(memory_mask)` and
-    `stateful_alignment(query, projected_key, value_mask, alignment_state,
-    training=None)`
-    (the weights and the next alignment state of one decoder step, in place
-    of `score` and the softmax), and runs step-wise only: `attend` and
-    `call` then take one decoder step (a rank-2 query) and an
-    `alignment_state`, and return `(context, weights,
-    next_alignment_state)`. `AttentionWrapper` and `AttentionRNN` carry the
-    state from step to step.
+    Layers whose weights depend on the previous step's alignment derive
+    from `StatefulAttention`, which adds the alignment state.
 
     Args:
         dropout: Float between 0 and 1. Fraction of the attention weights to
@@ -84,15 +69,12 @@ class BaseAttention(
         use_causal_mask: Python boolean. If `True`, query position `i` only
             attends to source positions `j <= i` (self-attention over a
             decoder sequence). Defaults to `False`.
-        alignment_state: Stateful layers only: the alignment state of the
-            previous step. Defaults to `initial_alignment_state`.
 
     Returns:
         A tuple `(context, weights)`: the context of shape
         `(batch_size, Tq, Dv)` (or `(batch_size, Dv)`) in the compute dtype,
         and the attention weights of shape `(batch_size, Tq, S)` (or
-        `(batch_size, S)`), the softmax over the source positions. Stateful
-        layers add the next alignment state.
+        `(batch_size, S)`), the softmax over the source positions.
 
     Raises:
         ValueError: on wrong ranks, batch sizes, mask shapes, floating
@@ -113,7 +95,6 @@ class BaseAttention(
         if dropout > 0:
             self.seed_generator = keras.random.SeedGenerator(seed=seed)
 
-    # ------------------------------------------------------------------
     # To be implemented by the scores.
     def project_key(self, key: Tensor) -> Tensor:
         """Processes the keys once per memory (e.g. `k W1` for additive).
@@ -204,10 +185,13 @@ class BaseAttention(
 
         Step-wise decoders call this once per source sentence and then
         `attend(query, memory["memory"], memory["keys"],
-        value_mask=memory["memory_mask"])` at every step (stateful layers:
-        with `alignment_state=`, starting from `memory["alignment_state"]`).
-        Values and keys at masked positions are replaced by zeros here,
-        once, so that nothing stored there reaches a step's result.
+        value_mask=memory["memory_mask"])` at every step. Values and keys
+        at masked positions are replaced by zeros here, once, so that
+        nothing stored there reaches a step's result. An unbuilt layer is
+        built here when the keys fix its query size (`DotAttention`,
+        `LuongMonotonicAttention`); any other unbuilt layer raises a
+        `ValueError`: build it first, `layer.build(query_shape,
+        value_shape)`.
 
         Args:
             value: `(batch_size, S, Dv)` memory (encoder states).
@@ -218,26 +202,42 @@ class BaseAttention(
 
         Returns:
             A dict with `"memory"` (the values in the compute dtype),
-            `"keys"` (`project_key` of the keys in the score dtype),
-            `"memory_mask"` (boolean `(batch_size, S)`) and, for a stateful
-            layer, `"alignment_state"` (`initial_alignment_state`). Every
-            tensor has the batch size as leading dimension, so decoders can
-            tile or gather it.
+            `"keys"` (`project_key` of the keys in the score dtype) and
+            `"memory_mask"` (boolean `(batch_size, S)`). Every tensor has
+            the batch size as leading dimension, so decoders can tile or
+            gather it.
 
         Raises:
             ValueError: on a `value_mask` of the wrong shape or a floating
-                dtype.
+                dtype, or on an unbuilt layer whose query size the keys do
+                not fix.
         """
+        self._build_for_memory(value, key)
         memory, keys, value_mask = self._memory(value, key, value_mask)
         if value_mask is None:
             dims = ops.shape(value)
             value_mask = ops.ones((dims[0], dims[1]), dtype="bool")
-        prepared = {"memory": memory, "keys": keys, "memory_mask": value_mask}
-        if self.stateful:
-            prepared["alignment_state"] = self.initial_alignment_state(
-                value_mask
+        return {"memory": memory, "keys": keys, "memory_mask": value_mask}
+
+    def _build_for_memory(self, value: Tensor, key: Optional[Tensor]):
+        """Builds an unbuilt layer whose query size the keys determine."""
+        if self.built:
+            return
+        key_shape = tuple((value if key is None else key).shape)
+        query_size = self.query_size_from_key_size(key_shape[-1])
+        if query_size is None:
+            raise ValueError(
+                f"{self.__class__.__name__} is not built, and its weights "
+                "depend on the query size, which the memory does not give: "
+                "call `layer.build(query_shape, value_shape)` (or the layer "
+                "on a first query) before `prepare_memory`. Received: an "
+                f"unbuilt layer and key.shape={key_shape}"
             )
-        return prepared
+        self.build((key_shape[0], query_size), tuple(value.shape), key_shape)
+
+    def query_size_from_key_size(self, key_size: int) -> Optional[int]:
+        """The query size keys of `key_size` fix, or `None` (any size)."""
+        return None
 
     # ------------------------------------------------------------------
     def call(
@@ -249,20 +249,9 @@ class BaseAttention(
         value_mask: Optional[Tensor] = None,
         training: bool | None = None,
         use_causal_mask: bool = False,
-        alignment_state: NestedTensor = None,
-    ) -> tuple:
+    ) -> Tuple[Tensor, Tensor]:
         self._validate_tensors(query, value, key)
-        if self.stateful:
-            check_stateful_step(
-                self.__class__.__name__, query, use_causal_mask
-            )
         value, keys, value_mask = self._memory(value, key, value_mask)
-        if self.stateful and alignment_state is None:
-            mask = value_mask
-            if mask is None:
-                dims = ops.shape(value)
-                mask = ops.ones((dims[0], dims[1]), dtype="bool")
-            alignment_state = self.initial_alignment_state(mask)
         return self.attend(
             query,
             value,
@@ -271,7 +260,6 @@ class BaseAttention(
             value_mask=value_mask,
             training=training,
             use_causal_mask=use_causal_mask,
-            alignment_state=alignment_state,
         )
 
     def attend(
@@ -283,9 +271,8 @@ class BaseAttention(
         value_mask: Optional[Tensor] = None,
         training: bool | None = None,
         use_causal_mask: bool = False,
-        alignment_state: NestedTensor = None,
         dropout_mask: Optional[Tensor] = None,
-    ) -> tuple:
+    ) -> Tuple[Tensor, Tensor]:
         """Attention with keys already processed by `project_key`.
 
         This is the step-wise entry point: call `prepare_memory` once per
@@ -300,70 +287,84 @@ class BaseAttention(
                 loop with `draw_dropout_mask(shape)`. Defaults to a mask drawn
                 here, in training.
         """
-        owner = self.__class__.__name__
+        query_mask, value_mask = self._check_step_masks(
+            query, value, query_mask, value_mask
+        )
         single_step = len(query.shape) == 2
+        if single_step:
+            query = ops.expand_dims(query, 1)
+        score_dtype = self.score_dtype
+        scores = self.score(
+            ops.cast(query, score_dtype), ops.cast(projected_key, score_dtype)
+        )
+        weights = masked_softmax(
+            scores, score_mask(scores, value_mask, use_causal_mask)
+        )
+        if single_step:
+            weights = ops.squeeze(weights, 1)
+        return self._context(
+            weights, value, query_mask, training, dropout_mask
+        )
+
+    def _check_step_masks(
+        self,
+        query: Tensor,
+        value: Tensor,
+        query_mask: Optional[Tensor],
+        value_mask: Optional[Tensor],
+    ) -> Tuple[Optional[Tensor], Optional[Tensor]]:
+        """The checked query mask and value mask of one `attend` call."""
         # (batch_size,) for one step, (batch_size, Tq) for a sequence.
         query_mask = check_mask(
-            owner, "query_mask", query_mask, tuple(query.shape[:-1])
+            self.__class__.__name__,
+            "query_mask",
+            query_mask,
+            tuple(query.shape[:-1]),
         )
-        value_mask = self._check_value_mask(value_mask, value)
-        if not self.stateful and alignment_state is not None:
-            raise ValueError(
-                f"{owner} is not stateful: `alignment_state` must be None. "
-                f"Received: alignment_state={alignment_state!r}"
-            )
-        next_state = None
-        if self.stateful:
-            check_stateful_step(owner, query, use_causal_mask)
-            check_alignment_state(owner, alignment_state)
-            weights, next_state = self.stateful_alignment(
-                ops.cast(query, self.score_dtype),
-                ops.cast(projected_key, self.score_dtype),
-                value_mask,
-                alignment_state,
-                training=training,
-            )
-        else:
-            if single_step:
-                query = ops.expand_dims(query, 1)
-            score_dtype = self.score_dtype
-            scores = self.score(
-                ops.cast(query, score_dtype),
-                ops.cast(projected_key, score_dtype),
-            )
-            weights = masked_softmax(
-                scores, score_mask(scores, value_mask, use_causal_mask)
-            )
-            if single_step:
-                weights = ops.squeeze(weights, 1)
+        return query_mask, self._check_value_mask(value_mask, value)
+
+    def _context(
+        self,
+        weights: Tensor,
+        value: Tensor,
+        query_mask: Optional[Tensor],
+        training: Optional[bool],
+        dropout_mask: Optional[Tensor],
+    ) -> Tuple[Tensor, Tensor]:
+        """`(context, weights)` from the weights of `attend`.
+
+        Rows of masked queries get zero weights, hence a zero context; the
+        dropout acts on the weights of the context only.
+        """
         if query_mask is not None:
-            # Rows of masked queries: zero weights, hence a zero context.
             weights = ops.where(ops.expand_dims(query_mask, -1), weights, 0.0)
-            if next_state is not None:
-                next_state = keep_rows(query_mask, next_state, alignment_state)
         weights = ops.cast(weights, self.compute_dtype)
         attended = self.attention_dropout(weights, training, dropout_mask)
         value = ops.cast(value, self.compute_dtype)
-        if single_step:
+        if len(weights.shape) == 2:
             context = ops.squeeze(
                 ops.matmul(ops.expand_dims(attended, 1), value), 1
             )
         else:
             context = ops.matmul(attended, value)
-        if self.stateful:
-            return context, weights, next_state
         return context, weights
 
     # ------------------------------------------------------------------
+    @property
+    def stateful(self) -> bool:
+        """Whether the layer carries an alignment state from step to step.
+
+        `False` here; `True` for the `StatefulAttention` layers.
+        """
+        return False
+
     def compute_mask(
         self, query: Tensor, previous_mask: Optional[Tensor] = None
-    ) -> Optional[Tensor]:
+    ) -> Optional[list]:
         # `previous_mask` is the mask of `query`: it is the mask of the
         # context; the weights carry no mask.
         if previous_mask is None:
             return None
-        if self.stateful:
-            return [previous_mask, None, None]
         return [previous_mask, None]
 
     def compute_output_shape(
@@ -385,24 +386,14 @@ class BaseAttention(
         value_mask: Optional[Tensor] = None,
         training: Optional[bool] = None,
         use_causal_mask: bool = False,
-        alignment_state: NestedTensor = None,
     ) -> tuple:
         self._validate_tensors(query, value, key)
-        if self.stateful:
-            check_stateful_step(
-                self.__class__.__name__, query, use_causal_mask
-            )
         context_shape, weights_shape = self.compute_output_shape(
             query.shape, value.shape, None if key is None else key.shape
         )
-        specs = (
+        return (
             keras.KerasTensor(context_shape, dtype=self.compute_dtype),
             keras.KerasTensor(weights_shape, dtype=self.compute_dtype),
-        )
-        if not self.stateful:
-            return specs
-        return specs + (
-            self.alignment_state_spec(weights_shape[0], weights_shape[-1]),
         )
 
     def get_config(self) -> dict:

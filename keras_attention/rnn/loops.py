@@ -52,8 +52,21 @@ def scan_steps(
         return ops.scan(scan_step, init, sequence)
 
     length = ops.shape(sequence)[0]
+    # TensorFlow's scatter rejects an empty update (a zero-length memory
+    # gives `(batch_size, 0)` weights): values whose last size is not known
+    # to be positive are stored with one extra zero column, cut off after.
+    padded = {k for k in collect if not (init[k].shape[-1] or 0) > 0}
+
+    def stored(k: str, value: Tensor):
+        if k not in padded:
+            return value
+        extra = ops.zeros(tuple(ops.shape(value)[:-1]) + (1,), value.dtype)
+        return ops.concatenate([value, extra], axis=-1)
+
     buffers = {
-        k: ops.zeros((length,) + tuple(ops.shape(init[k])), init[k].dtype)
+        k: ops.zeros(
+            (length,) + tuple(ops.shape(stored(k, init[k]))), init[k].dtype
+        )
         for k in collect
     }
 
@@ -65,7 +78,7 @@ def scan_steps(
             k: ops.scatter_update(
                 buffers[k],
                 ops.reshape(i, (1, 1)),
-                ops.expand_dims(carry[k], 0),
+                ops.expand_dims(stored(k, carry[k]), 0),
             )
             for k in collect
         }
@@ -77,4 +90,7 @@ def scan_steps(
         (ops.convert_to_tensor(0, "int32"), init, buffers),
         maximum_iterations=length,
     )
+    history = {
+        k: v[..., :-1] if k in padded else v for k, v in history.items()
+    }
     return final, history

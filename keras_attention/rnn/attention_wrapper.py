@@ -8,21 +8,21 @@ import keras
 from keras import ops
 from keras import tree
 
-from keras_attention.attentional_output import AttentionalOutput
-from keras_attention.base_attention import BaseAttention
 from keras_attention.checks import check_feature_shape
 from keras_attention.checks import check_mask
 from keras_attention.checks import check_positive_int
 from keras_attention.checks import shape_str
+from keras_attention.layers.base_attention import BaseAttention
+from keras_attention.rnn.attentional_output import AttentionalOutput
+from keras_attention.rnn.rnn_cells import cell_output_size
+from keras_attention.rnn.rnn_cells import check_cell_state
+from keras_attention.rnn.rnn_cells import initial_cell_state
+from keras_attention.rnn.wiring import WIRINGS
+from keras_attention.rnn.wiring import wiring_step
 from keras_attention.typing import IntOrTensor
 from keras_attention.typing import NestedTensor
 from keras_attention.typing import Shape
 from keras_attention.typing import Tensor
-from keras_attention.wiring import WIRINGS
-from keras_attention.rnn_cells import cell_output_size
-from keras_attention.rnn_cells import check_cell_state
-from keras_attention.rnn_cells import initial_cell_state
-from keras_attention.wiring import wiring_step
 
 
 

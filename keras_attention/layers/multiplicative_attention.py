@@ -1,30 +1,31 @@
-"""Luong "dot" attention."""
+"""Luong "general" (multiplicative) attention."""
 
+from typing import Any
 from typing import Optional
 
 import keras
 
-from keras_attention.base_attention import BaseAttention
-from keras_attention.checks import shape_str
-from keras_attention.scores import dot_score
-from keras_attention.scores import sqrt_dim_scale
+from keras_attention.layers.base_attention import BaseAttention
+from keras_attention.ops.scores import dot_score
+from keras_attention.ops.scores import multiplicative_key_projection
 from keras_attention.typing import Shape
 from keras_attention.typing import Tensor
 
 
 @keras.saving.register_keras_serializable(package="keras_attention")
-class DotAttention(BaseAttention):
-    """Dot-product attention layer, Luong's "dot" score.
+class MultiplicativeAttention(BaseAttention):
+    """Multiplicative attention layer, Luong's "general" score.
 
-    For each query `q` (a decoder state) and source positions `i` with keys
-    `k_i` and values `h_i` (encoder states):
+    For each query `q` and source position `i`:
 
-        e_i = s * q . k_i
+        e_i = s * q^T W k_i
         alpha = softmax(e)
         context = sum_i alpha_i h_i
 
-    where `s` is `1`, a learned scalar (`use_scale=True`, TFA's "scaled"
-    Luong attention), `1 / sqrt(Dk)` (`scale_by_dim=True`) or both.
+    with a learned `W` of shape `(Dq, Dk)`, so the query and key sizes may
+    differ, and `s` an optional learned scalar (`use_scale=True`). The keys
+    are projected once per memory (`W k_i`, see `project_key`), which makes
+    step-wise decoding a dot score per step.
 
     Reference:
         - [Luong et al., 2015](https://arxiv.org/abs/1508.04025)
@@ -32,8 +33,10 @@ class DotAttention(BaseAttention):
     Args:
         use_scale: If `True`, learns a scalar multiplied into the scores,
             initialised to `1.0`. Defaults to `False`.
-        scale_by_dim: If `True`, divides the scores by `sqrt(Dk)`.
-            Defaults to `False`.
+        kernel_initializer: Initializer of `W`. Defaults to
+            `"glorot_uniform"`.
+        kernel_regularizer: Optional regularizer of `W`.
+        kernel_constraint: Optional constraint of `W`.
         dropout: Float between 0 and 1. Fraction of the attention weights to
             drop during training. Defaults to `0.0`.
         seed: Python integer, the seed of the dropout. Defaults to `None`.
@@ -43,7 +46,6 @@ class DotAttention(BaseAttention):
         query: `(batch_size, Tq, Dq)` or `(batch_size, Dq)`.
         value: `(batch_size, S, Dv)`.
         key: Optional `(batch_size, S, Dk)`, defaults to `value`.
-            `Dq` must equal `Dk`.
         query_mask: Optional boolean `(batch_size, Tq)`; filled in from the
             Keras mask of `query`.
         value_mask: Optional boolean `(batch_size, S)`; filled in from the
@@ -56,8 +58,8 @@ class DotAttention(BaseAttention):
         `(batch_size, Tq, S)` (or `(batch_size, Dv)`, `(batch_size, S)`).
 
     Raises:
-        ValueError: if `Dq != Dk`, on wrong ranks, batch sizes, mask shapes
-            or a non-floating input.
+        ValueError: on wrong ranks, batch sizes, mask shapes or a
+            non-floating input.
 
     Example:
 
@@ -70,28 +72,23 @@ class DotAttention(BaseAttention):
     y = keras.layers.Embedding(1000, 64, mask_zero=True)(tgt)
     dec = keras.layers.LSTM(128, return_sequences=True)(y,
                                                         initial_state=[h, c])
-    context, weights = keras_attention.DotAttention()(dec, enc)
+    context, weights = keras_attention.MultiplicativeAttention()(dec, enc)
     ```
     """
 
     def __init__(
-        self, use_scale: bool = False, scale_by_dim: bool = False, **kwargs
+        self,
+        use_scale: bool = False,
+        kernel_initializer: Any = "glorot_uniform",
+        kernel_regularizer: Any = None,
+        kernel_constraint: Any = None,
+        **kwargs,
     ):
         super().__init__(**kwargs)
         self.use_scale = use_scale
-        self.scale_by_dim = scale_by_dim
-
-    def _check_feature_sizes(
-        self, query_shape: Shape, value_shape: Shape, key_shape: Shape
-    ):
-        if query_shape[-1] != key_shape[-1]:
-            raise ValueError(
-                f"{self.__class__.__name__}: the dot score needs the same "
-                "feature size for `query` and `key` (use "
-                "MultiplicativeAttention or AdditiveAttention otherwise). "
-                f"Received: query.shape={shape_str(query_shape)}, "
-                f"key.shape={shape_str(key_shape)}"
-            )
+        self.kernel_initializer = keras.initializers.get(kernel_initializer)
+        self.kernel_regularizer = keras.regularizers.get(kernel_regularizer)
+        self.kernel_constraint = keras.constraints.get(kernel_constraint)
 
     def build(
         self,
@@ -99,28 +96,47 @@ class DotAttention(BaseAttention):
         value_shape: Shape,
         key_shape: Optional[Shape] = None,
     ) -> None:
-        _, _, key_shape = self._validate_shapes(
+        query_shape, _, key_shape = self._validate_shapes(
             query_shape, value_shape, key_shape
+        )
+        self.kernel = self.add_weight(
+            name="kernel",
+            shape=(query_shape[-1], key_shape[-1]),
+            initializer=self.kernel_initializer,
+            regularizer=self.kernel_regularizer,
+            constraint=self.kernel_constraint,
+            dtype=self.dtype,
         )
         self.scale = None
         if self.use_scale:
             self.scale = self.add_weight(
                 name="scale", shape=(), initializer="ones", dtype=self.dtype
             )
-        self._dim_scale = (
-            sqrt_dim_scale(key_shape[-1]) if self.scale_by_dim else None
-        )
+
+    def project_key(self, key: Tensor) -> Tensor:
+        kernel = keras.ops.cast(self.kernel, key.dtype)
+        return multiplicative_key_projection(key, kernel)
 
     def score(self, query: Tensor, projected_key: Tensor) -> Tensor:
-        scale = self._dim_scale
+        scale = None
         if self.scale is not None:
-            learned = keras.ops.cast(self.scale, query.dtype)
-            scale = learned if scale is None else learned * scale
+            scale = keras.ops.cast(self.scale, query.dtype)
         return dot_score(query, projected_key, scale)
 
     def get_config(self) -> dict:
         config = super().get_config()
         config.update(
-            {"use_scale": self.use_scale, "scale_by_dim": self.scale_by_dim}
+            {
+                "use_scale": self.use_scale,
+                "kernel_initializer": keras.initializers.serialize(
+                    self.kernel_initializer
+                ),
+                "kernel_regularizer": keras.regularizers.serialize(
+                    self.kernel_regularizer
+                ),
+                "kernel_constraint": keras.constraints.serialize(
+                    self.kernel_constraint
+                ),
+            }
         )
         return config

@@ -10,9 +10,10 @@ from keras import ops
 
 from keras_attention.checks import check_positive_int
 from keras_attention.checks import shape_str
-from keras_attention.monotonic import check_mode
-from keras_attention.monotonic import monotonic_attention
-from keras_attention.stateful_attention import StatefulAttention
+from keras_attention.layers.additive_attention import AdditiveScore
+from keras_attention.layers.stateful_attention import StatefulAttention
+from keras_attention.ops.monotonic import check_mode
+from keras_attention.ops.monotonic import monotonic_attention
 from keras_attention.typing import Initializer
 from keras_attention.typing import NestedTensor
 from keras_attention.typing import Shape
@@ -42,8 +43,14 @@ class MonotonicAttention(StatefulAttention):
     The layer is stateful (`stateful` is `True`): it runs one decoder step
     at a time, in `AttentionWrapper` / `AttentionRNN` or through `attend`,
     and carries the alignment state `alpha_prev`, a `(batch_size, S)` tensor
-    in float32 (float64 under a float64 policy), one-hot on position 0
-    before the first step.
+    in float32 (float64 under a float64 policy).
+
+    The initial state is one-hot on the first kept source position
+    (position 0 unless the memory is left-padded; all zeros for a row with
+    no kept position). Whatever the state holds at masked positions (even
+    NaN or inf) is replaced by zeros before a step uses it. A zero-length
+    memory (`S == 0`) gives `(batch_size, 0)` weights and state and a zero
+    context, in every mode.
 
     Reference:
         - [Raffel et al., 2017](https://arxiv.org/abs/1704.00784)
@@ -57,7 +64,7 @@ class MonotonicAttention(StatefulAttention):
         score_bias_init: Float, initial value of the scalar bias `r`; a
             negative value is advised for long memories. Defaults to `0.0`.
         mode: `"parallel"`, `"recursive"` or `"hard"`, how the alignment is
-            computed (see `keras_attention.monotonic.monotonic_attention`).
+            computed (see `keras_attention.ops.monotonic_attention`).
             Defaults to `"parallel"`.
         kernel_initializer: Initializer of the kernels. Defaults to
             `"glorot_uniform"`.
@@ -136,14 +143,6 @@ class MonotonicAttention(StatefulAttention):
         """Energies `(batch_size, S)` of one step's `(batch_size, Dq)` query."""
         raise NotImplementedError
 
-    def _kernel(self, name: str, shape: Shape):
-        return self.add_weight(
-            name=name,
-            shape=shape,
-            initializer=self.kernel_initializer,
-            dtype=self.dtype,
-        )
-
     def build(
         self,
         query_shape: Shape,
@@ -172,9 +171,15 @@ class MonotonicAttention(StatefulAttention):
         )
 
     def initial_alignment_state(self, memory_mask: Tensor) -> NestedTensor:
-        """One-hot on source position 0, `(batch_size, S)` (as TFA)."""
-        positions = ops.cumsum(ops.ones_like(memory_mask, dtype="int32"), 1)
-        return ops.cast(ops.equal(positions, 1), self.state_dtype)
+        """One-hot on the first kept source position, `(batch_size, S)`.
+
+        Position 0 for an unpadded or right-padded memory (as TFA); all
+        zeros for a row with no kept position.
+        """
+        memory_mask = ops.cast(memory_mask, "bool")
+        positions = ops.cumsum(ops.cast(memory_mask, "int32"), 1)
+        first = ops.logical_and(ops.equal(positions, 1), memory_mask)
+        return ops.cast(first, self.state_dtype)
 
     def stateful_alignment(
         self,
@@ -197,9 +202,6 @@ class MonotonicAttention(StatefulAttention):
             `(weights, weights)`, `(batch_size, S)` in `state_dtype`.
         """
         dtype = self.state_dtype
-        previous = self.checked_state(
-            alignment_state, projected_key.shape[0], projected_key.shape[1]
-        )
         energy = ops.cast(self.energy(query, projected_key), dtype)
         energy = energy + ops.cast(self.score_bias, dtype)
         if training and self.sigmoid_noise > 0:
@@ -212,7 +214,7 @@ class MonotonicAttention(StatefulAttention):
             p_choose = ops.sigmoid(energy)
         if value_mask is not None:
             p_choose = ops.where(value_mask, p_choose, 0.0)
-        weights = monotonic_attention(p_choose, previous, self.mode)
+        weights = monotonic_attention(p_choose, alignment_state, self.mode)
         return weights, weights
 
     def get_config(self) -> dict:
@@ -233,7 +235,7 @@ class MonotonicAttention(StatefulAttention):
 
 
 @keras.saving.register_keras_serializable(package="keras_attention")
-class BahdanauMonotonicAttention(MonotonicAttention):
+class BahdanauMonotonicAttention(AdditiveScore, MonotonicAttention):
     """Monotonic attention with the Bahdanau (additive) energy.
 
     The energy of source position `i` for the query `q` is
@@ -284,43 +286,15 @@ class BahdanauMonotonicAttention(MonotonicAttention):
         query_shape, _, key_shape = self._validate_shapes(
             query_shape, value_shape, key_shape
         )
-        self.key_kernel = self._kernel(
-            "key_kernel", (key_shape[-1], self.units)
-        )
-        self.query_kernel = self._kernel(
-            "query_kernel", (query_shape[-1], self.units)
-        )
-        self.score_kernel = self._kernel("score_kernel", (self.units,))
+        self.build_additive_kernels(query_shape[-1], key_shape[-1])
         self.score_gain = None
         self.bias = None
         if self.normalize:
-            self.score_gain = self.add_weight(
-                name="score_gain",
-                shape=(),
-                initializer=keras.initializers.Constant(
-                    math.sqrt(1.0 / self.units)
-                ),
-                dtype=self.dtype,
-            )
-            self.bias = self.add_weight(
-                name="bias",
-                shape=(self.units,),
-                initializer="zeros",
-                dtype=self.dtype,
-            )
+            self.build_score_gain()
+            self.build_additive_bias()
 
     def energy(self, query: Tensor, projected_key: Tensor) -> Tensor:
-        dtype = query.dtype
-        hidden = projected_key + ops.expand_dims(
-            ops.matmul(query, ops.cast(self.query_kernel, dtype)), 1
-        )
-        v = ops.cast(self.score_kernel, dtype)
-        if self.normalize:
-            hidden = hidden + ops.cast(self.bias, dtype)
-            v = ops.cast(self.score_gain, dtype) * v / ops.sqrt(
-                ops.sum(ops.square(v))
-            )
-        return ops.sum(v * ops.tanh(hidden), axis=-1)
+        return self.additive_energy(query, projected_key)
 
     def get_config(self) -> dict:
         config = super().get_config()
@@ -368,6 +342,10 @@ class LuongMonotonicAttention(MonotonicAttention):
         super().__init__(units, **kwargs)
         self.scale = bool(scale)
 
+    def query_size_from_key_size(self, key_size: int) -> Optional[int]:
+        """The Luong energy needs queries of size `units`."""
+        return self.units
+
     def _check_feature_sizes(
         self, query_shape: Shape, value_shape: Shape, key_shape: Shape
     ):
@@ -386,8 +364,11 @@ class LuongMonotonicAttention(MonotonicAttention):
     ) -> None:
         super().build(query_shape, value_shape, key_shape)
         key_shape = value_shape if key_shape is None else key_shape
-        self.key_kernel = self._kernel(
-            "key_kernel", (int(key_shape[-1]), self.units)
+        self.key_kernel = self.add_weight(
+            name="key_kernel",
+            shape=(int(key_shape[-1]), self.units),
+            initializer=self.kernel_initializer,
+            dtype=self.dtype,
         )
         self.score_gain = None
         if self.scale:

@@ -11,7 +11,8 @@ from typing import Tuple
 
 import keras
 
-from keras_attention import visualization
+from keras_attention.visualization import heatmap
+from keras_attention.visualization import text_grid
 from keras_attention.checks import check_positive_int
 
 
@@ -88,7 +89,7 @@ class AttentionPlotCallback(keras.callbacks.Callback):
                 "`log_dir` (TensorBoard) and/or `png_dir`. Received: "
                 "log_dir=None, png_dir=None"
             )
-        visualization.require_matplotlib()  # fail early, with the hint
+        heatmap.require_matplotlib()  # fail early, with the hint
         self.translate_fn = translate_fn
         self.sentences = sentences
         self.every_n_epochs = every_n_epochs
@@ -140,12 +141,12 @@ class AttentionPlotCallback(keras.callbacks.Callback):
                 path = os.path.join(
                     png_dir, f"{self.name}_epoch{epoch:04d}_{i}.png"
                 )
-            figure = visualization.plot_attention(
+            figure = heatmap.plot_attention(
                 weights, source, target, path=path, **kwargs
             )
             if self._tensorboard_enabled():
                 images.append(
-                    visualization.figure_to_png(
+                    heatmap.figure_to_png(
                         figure, dpi=self.plot_kwargs.get("dpi", 100)
                     )
                 )
@@ -155,7 +156,7 @@ class AttentionPlotCallback(keras.callbacks.Callback):
             if self.verbose:
                 print(
                     f"\n{self.name} {i}, epoch {epoch}:\n"
-                    + visualization.attention_text_grid(weights, source, target)
+                    + text_grid.attention_text_grid(weights, source, target)
                 )
         if images:
             self._write_images(images, epoch)

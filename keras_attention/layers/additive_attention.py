@@ -1,4 +1,4 @@
-"""Bahdanau (additive) attention, with its projections."""
+"""Bahdanau (additive) attention: its score, weights and layer."""
 
 import math
 from typing import Any
@@ -7,17 +7,142 @@ from typing import Optional
 import keras
 from keras import ops
 
-from keras_attention.base_attention import BaseAttention
 from keras_attention.checks import check_positive_int
-from keras_attention.scores import additive_score
+from keras_attention.layers.base_attention import BaseAttention
+from keras_attention.ops.scores import additive_score
 from keras_attention.typing import Shape
 from keras_attention.typing import Tensor
 
 DEFAULT_MAX_BLOCK_ELEMENTS = 1 << 19
 
 
+class AdditiveScore:
+    """Bahdanau's additive score and its weights, for the attention layers.
+
+    `AdditiveAttention`, `LocationSensitiveAttention` and
+    `BahdanauMonotonicAttention` share it: the weights `W1` (`key_kernel`,
+    `(Dk, units)`), `W2` (`query_kernel`, `(Dq, units)`), `v`
+    (`score_kernel`, `(units,)`), the optional bias `b` (`bias`) and gain
+    `g` (`score_gain`, weight normalization), and the score
+    `e_i = v^T tanh(W1 k_i + W2 q + b [+ extra_i])` of
+    `keras_attention.ops.additive_score`. The layer provides `units`,
+    `kernel_initializer` and `max_block_elements` (or `None`); the
+    `build_*` methods are called in the order that gives each layer its
+    weight order.
+    """
+
+    def build_additive_kernels(
+        self,
+        query_size: int,
+        key_size: int,
+        regularizer: Any = None,
+        constraint: Any = None,
+    ) -> None:
+        """Creates `key_kernel`, `query_kernel` and `score_kernel`."""
+        self.key_kernel = self.additive_kernel(
+            "key_kernel", (key_size, self.units), regularizer, constraint
+        )
+        self.query_kernel = self.additive_kernel(
+            "query_kernel", (query_size, self.units), regularizer, constraint
+        )
+        self.score_kernel = self.additive_kernel(
+            "score_kernel", (self.units,), regularizer, constraint
+        )
+
+    def additive_kernel(
+        self,
+        name: str,
+        shape: Shape,
+        regularizer: Any = None,
+        constraint: Any = None,
+    ) -> keras.Variable:
+        """A kernel with the layer's `kernel_initializer`."""
+        return self.add_weight(
+            name=name,
+            shape=shape,
+            initializer=self.kernel_initializer,
+            regularizer=regularizer,
+            constraint=constraint,
+            dtype=self.dtype,
+        )
+
+    def build_additive_bias(self, initializer: Any = "zeros") -> None:
+        """Creates the bias `b` `(units,)` of the `tanh`."""
+        self.bias = self.add_weight(
+            name="bias",
+            shape=(self.units,),
+            initializer=initializer,
+            dtype=self.dtype,
+        )
+
+    def build_score_gain(self) -> None:
+        """Creates the gain `g` of weight normalization, `sqrt(1 / units)`."""
+        self.score_gain = self.add_weight(
+            name="score_gain",
+            shape=(),
+            initializer=keras.initializers.Constant(
+                math.sqrt(1.0 / self.units)
+            ),
+            dtype=self.dtype,
+        )
+
+    def score_vector(self, dtype: Optional[str] = None) -> Tensor:
+        """The vector `v` of the score, `g v / ||v||` with a gain."""
+        v = self.score_kernel
+        if dtype is not None:
+            v = ops.cast(v, dtype)
+        if self.score_gain is not None:
+            gain = self.score_gain if dtype is None else ops.cast(
+                self.score_gain, dtype
+            )
+            v = gain * v / ops.sqrt(ops.sum(ops.square(v)))
+        return v
+
+    def project_key(self, key: Tensor) -> Tensor:
+        """`W1 k_i`, computed once per memory."""
+        return ops.matmul(key, ops.cast(self.key_kernel, key.dtype))
+
+    def additive_energy(
+        self,
+        query: Tensor,
+        projected_key: Tensor,
+        extra: Optional[Tensor] = None,
+        max_block_elements: Optional[int] = None,
+    ) -> Tensor:
+        """`v^T tanh(W1 k_i + W2 q + b [+ extra_i])` for each position.
+
+        Args:
+            query: `(batch_size, Tq, Dq)`, or `(batch_size, Dq)` for one
+                step.
+            projected_key: `(batch_size, S, units)` from `project_key`.
+            extra: Optional `(batch_size, S, units)` term added to the keys
+                (the location features of location-sensitive attention).
+            max_block_elements: Bound on the elements of one block of the
+                `tanh` term (`keras_attention.ops.additive_score`).
+
+        Returns:
+            Scores `(batch_size, Tq, S)`, or `(batch_size, S)` for one step,
+            in the dtype of `query`.
+        """
+        dtype = query.dtype
+        single_step = len(query.shape) == 2
+        if single_step:
+            query = ops.expand_dims(query, 1)
+        query_proj = ops.matmul(query, ops.cast(self.query_kernel, dtype))
+        if self.bias is not None:
+            query_proj = query_proj + ops.cast(self.bias, dtype)
+        keys = projected_key if extra is None else projected_key + extra
+        scores = additive_score(
+            query_proj,
+            ops.cast(keys, dtype),
+            self.score_vector(dtype),
+            max_block_elements=max_block_elements,
+        )
+        return ops.squeeze(scores, 1) if single_step else scores
+
+
 @keras.saving.register_keras_serializable(package="keras_attention")
-class AdditiveAttention(BaseAttention):
+class AdditiveAttention(AdditiveScore, BaseAttention):
     """Additive attention layer, Bahdanau's score with its projections.
 
     For each query `q` and source position `i`:
@@ -134,65 +259,22 @@ class AdditiveAttention(BaseAttention):
         query_shape, _, key_shape = self._validate_shapes(
             query_shape, value_shape, key_shape
         )
-
-        def kernel(name: str, shape: Shape):
-            return self.add_weight(
-                name=name,
-                shape=shape,
-                initializer=self.kernel_initializer,
-                regularizer=self.kernel_regularizer,
-                constraint=self.kernel_constraint,
-                dtype=self.dtype,
-            )
-
-        self.key_kernel = kernel("key_kernel", (key_shape[-1], self.units))
-        self.query_kernel = kernel(
-            "query_kernel", (query_shape[-1], self.units)
+        self.build_additive_kernels(
+            query_shape[-1],
+            key_shape[-1],
+            self.kernel_regularizer,
+            self.kernel_constraint,
         )
-        self.score_kernel = kernel("score_kernel", (self.units,))
         self.bias = None
         if self.use_bias:
-            self.bias = self.add_weight(
-                name="bias",
-                shape=(self.units,),
-                initializer=self.bias_initializer,
-                dtype=self.dtype,
-            )
+            self.build_additive_bias(self.bias_initializer)
         self.score_gain = None
         if self.normalize:
-            self.score_gain = self.add_weight(
-                name="score_gain",
-                shape=(),
-                initializer=keras.initializers.Constant(
-                    math.sqrt(1.0 / self.units)
-                ),
-                dtype=self.dtype,
-            )
-
-    def score_vector(self, dtype: Optional[str] = None) -> Tensor:
-        """The vector `v` of the score (weight-normalized if `normalize`)."""
-        v = self.score_kernel
-        if dtype is not None:
-            v = ops.cast(v, dtype)
-        if self.normalize:
-            gain = self.score_gain if dtype is None else ops.cast(
-                self.score_gain, dtype
-            )
-            v = gain * v / ops.sqrt(ops.sum(ops.square(v)))
-        return v
-
-    def project_key(self, key: Tensor) -> Tensor:
-        return ops.matmul(key, ops.cast(self.key_kernel, key.dtype))
+            self.build_score_gain()
 
     def score(self, query: Tensor, projected_key: Tensor) -> Tensor:
-        query_proj = ops.matmul(query, ops.cast(self.query_kernel, query.dtype))
-        if self.bias is not None:
-            query_proj = query_proj + ops.cast(self.bias, query.dtype)
-        return additive_score(
-            query_proj,
-            projected_key,
-            self.score_vector(query.dtype),
-            max_block_elements=self.max_block_elements,
+        return self.additive_energy(
+            query, projected_key, max_block_elements=self.max_block_elements
         )
 
     def get_config(self) -> dict:
