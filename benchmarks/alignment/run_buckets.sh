@@ -85,7 +85,7 @@ for gold in $GOLDS; do
     # eflomal's lines of this gold, alone in a file.
     start=$(first_line $gold)
     n=$(wc -l < $G/$gold/pairs.tsv)
-    tail -n +"$start" "$D/eflomal.align" | head -n "$n" \
+    sed -n "${start},$((start + n - 1))p" "$D/eflomal.align" \
         > "$D/eflomal_$gold.align"
     al() { $PY -m examples.nmt align --data $G/$gold/pairs.tsv --quiet \
         --run "$D/head_fr_en" --reverse-run "$D/head_en_fr" "$@"; }
