@@ -126,3 +126,26 @@ def test_golds_first_keeps_each_pair_as_often_as_in_the_corpus():
     assert removed == 2
     assert lines == ["Run!\tCours !", "Hi.\tSalut.", "New\tNeuf",
                      "Hi.\tSalut.", "Go.\tVa !"]
+
+
+def test_rare_gold_candidates_follow_the_selection_rules():
+    import zlib
+
+    from benchmarks.alignment import rare_gold_candidates as rgc
+    from examples.nmt.corpus import split_of
+
+    # "commun" is frequent; each "motN" is a word seen once.
+    pairs = [(f"commun commun mot{k}", "common word") for k in range(300)]
+    pairs += [("commun commun commun", "common common")] * 3
+    pairs += [(" ".join(["commun"] * 12 + [f"long{k}"]), "long") for k in range(300)]
+    excluded = next(f for f, _ in pairs if split_of(f, 0.05, 0.05) == "test")
+    chosen = rgc.candidates(pairs, [excluded], [(1, 10, 4), (11, 20, 2)], 5)
+    assert [len(c[0].split()) for c in chosen] == [3, 3, 3, 3, 13, 13]
+    for french, english, (rare_fr, rare_en) in chosen:
+        assert split_of(french, 0.05, 0.05) == "test"
+        assert french != excluded and rare_fr and not rare_en
+    keys = [zlib.crc32(f"{f}\t{e}".encode()) for f, e, _ in chosen[:4]]
+    assert keys == sorted(keys)
+    # Deterministic: the same input, the same pairs.
+    assert chosen == rgc.candidates(pairs, [excluded], [(1, 10, 4), (11, 20, 2)], 5)
+    assert rgc.parse_bands("4-10:62,31-99:4") == [(4, 10, 62), (31, 99, 4)]
