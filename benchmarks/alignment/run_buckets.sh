@@ -1,0 +1,99 @@
+#!/bin/bash
+# Alignment by word frequency and sentence length on both golds
+# (docs/alignment_results.md, "By word frequency and sentence length").
+# Usage: benchmarks/alignment/run_buckets.sh [FRA_TXT] [OUT_DIR]
+#   FRA_TXT: the Anki French-English file (default $FRA, else
+#   ../shared/data/fra-eng/fra.txt); OUT_DIR: default runs/rare.
+#   PY: the Python to run (default .venv/bin/python, niced).
+# 1. the training text: both golds' pairs first, then the corpus without
+#    their copies (each pair as often as in the corpus);
+# 2. eflomal (the project's recipe, grow-diag-final-and) on all of it;
+# 3. each gold scored by frequency bucket and length (benchmarks.alignment.
+#    buckets, counts from the training text).
+# HEADS=1 adds the guided alignment head (eflomal links), both directions,
+# N pairs (default 30,000) and EPOCHS (default 4) each, argmax and
+# threshold 0.5 links, grow-diag-final-and. About 3 min without HEADS, 20
+# to 40 min with, on 2 shared CPU cores.
+set -euo pipefail
+FRA=${1:-${FRA:-../shared/data/fra-eng/fra.txt}}
+D=${2:-runs/rare}
+N=${N:-30000}
+EPOCHS=${EPOCHS:-4}
+G=benchmarks/data
+GOLDS="fra_eng_gold fra_eng_rare_gold"
+PY="nice -n 10 ${PY:-.venv/bin/python}"
+export PYTHONPATH=$PWD TF_CPP_MIN_LOG_LEVEL=2
+mkdir -p "$D"
+
+if [ -z "${SKIP_PREP:-}" ]; then
+$PY -m benchmarks.alignment.golds_first --corpus "$FRA" \
+    --gold-dir $G/fra_eng_gold --gold-dir $G/fra_eng_rare_gold \
+    --out "$D/text.txt"
+$PY -m benchmarks.alignment.eflomal_recipe --data "$D/text.txt" \
+    --max-pairs 10000000 --out "$D/eflomal.align"
+fi
+
+# The line where each gold starts in the aligner's output.
+first_line() { [ "$1" = fra_eng_gold ] && echo 1 || echo 101; }
+buckets() {  # GOLD NAME=PATH... (hypotheses over the gold's pairs only)
+    local gold=$1; shift
+    local args=()
+    for h in "$@"; do args+=(--hyp "$h"); done
+    echo "== $gold"
+    $PY -m benchmarks.alignment.buckets --corpus "$D/text.txt" \
+        --gold-dir $G/$gold "${args[@]}" --json "$D/buckets_$gold.json"
+}
+if [ -z "${HEADS:-}" ]; then
+    for gold in $GOLDS; do
+        $PY -m benchmarks.alignment.buckets --corpus "$D/text.txt" \
+            --gold-dir $G/$gold --hyp eflomal="$D/eflomal.align" \
+            --hyp-first-line "$(first_line $gold)" \
+            --json "$D/buckets_eflomal_$gold.json"
+    done
+    exit 0
+fi
+
+# The guided head: pairs and links shuffled alike (the golds stay first),
+# the English -> French run on transposed links.
+K=$(wc -l < $G/fra_eng_gold/pairs.tsv)
+K=$((K + $(wc -l < $G/fra_eng_rare_gold/pairs.tsv)))
+if [ -z "${SKIP_TRAIN:-}" ]; then
+$PY -m benchmarks.alignment.shuffle_pairs --data "$D/text.txt" \
+    --links "$D/eflomal.align" --keep-first "$K" \
+    --out-data "$D/text_shuf.txt" --out-links "$D/eflomal_shuf.align"
+$PY -c '
+import sys
+from keras_attention import alignment as al
+lines = al.read_pharaoh(sys.argv[1])
+al.write_pharaoh(sys.argv[2], [al.transpose_links(s) for s, _ in lines],
+                 [al.transpose_links(p) for _, p in lines])
+' "$D/eflomal_shuf.align" "$D/eflomal_shuf_en_fr.align"
+for dir in fr_en en_fr; do
+    links="$D/eflomal_shuf.align"; flags=""
+    if [ $dir = en_fr ]; then
+        links="$D/eflomal_shuf_en_fr.align"; flags="--direction from-english"
+    fi
+    [ -f "$D/head_$dir/history.json" ] ||
+        $PY -m examples.nmt train --data "$D/text_shuf.txt" \
+            --data-format anki --max-examples "$N" --epochs "$EPOCHS" \
+            --verbose 2 --mixed-precision off $flags \
+            --alignment-head guided --guided-alignment "$links" \
+            --out "$D/head_$dir"
+done
+fi
+for gold in $GOLDS; do
+    # eflomal's lines of this gold, alone in a file.
+    start=$(first_line $gold)
+    n=$(wc -l < $G/$gold/pairs.tsv)
+    sed -n "${start},$((start + n - 1))p" "$D/eflomal.align" \
+        > "$D/eflomal_$gold.align"
+    al() { $PY -m examples.nmt align --data $G/$gold/pairs.tsv --quiet \
+        --run "$D/head_fr_en" --reverse-run "$D/head_en_fr" "$@"; }
+    al --out "$D/head_$gold.align"
+    al --links threshold --threshold 0.5 --out "$D/head_t0.5_$gold.align"
+    al --symmetrize intersection --out "$D/head_int_$gold.align"
+    buckets $gold eflomal="$D/eflomal_$gold.align" \
+        "guided argmax=$D/head_$gold.align" \
+        "guided threshold=$D/head_t0.5_$gold.align" \
+        "guided intersection=$D/head_int_$gold.align"
+done
