@@ -1,11 +1,13 @@
 """Sampling decoding: temperature, top-k and top-p (nucleus) sampling."""
 
+import numbers
 from typing import Optional
 from typing import Union
 
 import keras
 from keras import ops
 
+from keras_attention.checks import ArgumentTypeError
 from keras_attention.checks import check_float
 from keras_attention.checks import check_int
 from keras_attention.checks import check_scalar_tensor
@@ -312,6 +314,15 @@ def sample_decode(
             `greedy_decode`.
     """
     temperature, top_k, top_p = check_sampling(temperature, top_k, top_p)
+    if not (
+        seed is None
+        or isinstance(seed, keras.random.SeedGenerator)
+        or (isinstance(seed, numbers.Integral) and not isinstance(seed, bool))
+    ):
+        raise ArgumentTypeError(
+            "`seed` must be None, an int or a keras.random.SeedGenerator. "
+            f"Received: seed={seed!r} of type {type(seed).__name__}"
+        )
     step, start, end_token, pad_token, prefix = args.check_common(
         step_fn, start_tokens, initial_state, end_token, pad_token,
         from_logits, prefix, prefix_lengths,

@@ -14,6 +14,7 @@ import keras
 from keras import ops
 
 from keras_attention.checks import check_positive_int
+from keras_attention.checks import shape_str
 from keras_attention.typing import IntOrTensor
 from keras_attention.typing import NestedTensor
 from keras_attention.typing import Tensor
@@ -60,7 +61,18 @@ def gather_state(state: NestedTensor, indices: Tensor) -> NestedTensor:
 
     Returns:
         The same structure, every tensor gathered on axis 0.
+
+    Raises:
+        ValueError: for `indices` that are not 1-D integers.
     """
+    indices = ops.convert_to_tensor(indices)
+    dtype = keras.backend.standardize_dtype(indices.dtype)
+    if "int" not in dtype or len(indices.shape) != 1:
+        raise ValueError(
+            "`indices` must be integer row indices of shape (num_rows,). "
+            f"Received: indices.shape={shape_str(indices.shape)}, "
+            f"indices.dtype={dtype}"
+        )
     return keras.tree.map_structure(
         lambda x: None if x is None else ops.take(x, indices, axis=0), state
     )
