@@ -464,3 +464,22 @@ def check_corpus(name: str, corpus: Any) -> list:
             )
         out.append(check_links(f"{name}[{i}]", links))
     return out
+
+
+def to_tensor(name: str, value: Any, owner: Optional[str] = None) -> Tensor:
+    """`value` as a backend tensor, or an error naming the argument for a
+    value no backend makes a numeric tensor of (a string, `None`, ragged
+    lists).
+
+    Raises:
+        ArgumentTypeError: for such a value.
+    """
+    if not isinstance(value, (str, bytes)) and value is not None:
+        try:
+            return ops.convert_to_tensor(value)
+        except Exception:  # Each backend raises its own error here.
+            pass
+    raise ArgumentTypeError(
+        f"{_prefix(owner)}`{name}` must be a number or a numeric tensor. "
+        f"Received: {name}={value!r:.80} of type {type(value).__name__}"
+    )

@@ -25,6 +25,7 @@ from keras_attention.checks import check_float
 from keras_attention.checks import check_int
 from keras_attention.checks import check_links
 from keras_attention.checks import shape_str
+from keras_attention.checks import to_tensor
 from keras_attention.typing import ArrayLike, Tensor
 
 COST_TYPES = ("ce", "mse")
@@ -251,15 +252,16 @@ class GuidedAlignmentLoss(keras.losses.Loss):
         # The target mask comes from the padding of `y_true`; it joins the
         # sample weights, so "mean_with_sample_weight" divides by the
         # number of real target positions.
-        y_true = ops.convert_to_tensor(y_true, dtype=self.dtype)
-        y_pred = ops.convert_to_tensor(y_pred)
+        owner = type(self).__name__
+        y_true = ops.cast(to_tensor("y_true", y_true, owner), self.dtype)
+        y_pred = to_tensor("y_pred", y_pred, owner)
         self._check_shapes(y_true, y_pred, sample_weight)
         mask = ops.cast(
             ops.any(ops.greater_equal(y_true, 0.0), axis=-1), self.dtype
         )
         if sample_weight is not None:
-            sample_weight = ops.convert_to_tensor(
-                sample_weight, dtype=self.dtype
+            sample_weight = ops.cast(
+                to_tensor("sample_weight", sample_weight, owner), self.dtype
             )
             if len(sample_weight.shape) == 1:
                 sample_weight = ops.expand_dims(sample_weight, -1)
@@ -283,7 +285,9 @@ class GuidedAlignmentLoss(keras.losses.Loss):
             )
         if sample_weight is None:
             return
-        weight_shape = tuple(ops.convert_to_tensor(sample_weight).shape)
+        weight_shape = tuple(
+            to_tensor("sample_weight", sample_weight, owner).shape
+        )
         if len(weight_shape) not in (1, 2) or any(
             a is not None and b is not None and a != b
             for a, b in zip(weight_shape, true_shape[:2])

@@ -16,6 +16,7 @@ from keras_attention.checks import check_bool
 from keras_attention.checks import check_positive_int
 from keras_attention.checks import concrete_value
 from keras_attention.checks import shape_str
+from keras_attention.checks import to_tensor
 from keras_attention.typing import IntOrTensor
 from keras_attention.typing import NestedTensor
 from keras_attention.typing import StepFn
@@ -38,7 +39,7 @@ def check_start_tokens(
     start_tokens: IntOrTensor, initial_state: NestedTensor
 ) -> Tensor:
     """`start_tokens` as int32 `(batch_size,)`; a scalar is broadcast."""
-    tokens = ops.convert_to_tensor(start_tokens)
+    tokens = to_tensor("start_tokens", start_tokens)
     if not _is_int_dtype(tokens):
         raise ValueError(
             "`start_tokens` must be integer token ids. Received: "
@@ -94,7 +95,7 @@ def check_token_id(
         return None
     if isinstance(value, numbers.Integral) and not isinstance(value, bool):
         return int(value)
-    tensor = ops.convert_to_tensor(value)
+    tensor = to_tensor(name, value)
     if len(tensor.shape) != 0 or not _is_int_dtype(tensor):
         raise ValueError(
             f"`{name}` must be an integer token id. Received: {name}={value!r}"
@@ -106,7 +107,7 @@ def check_beam_width(beam_width: IntOrTensor) -> IntOrTensor:
     """A Python int (checked), or an int32 scalar tensor at least 1."""
     if isinstance(beam_width, (numbers.Integral, float)):
         return check_positive_int("beam_width", beam_width)
-    width = ops.convert_to_tensor(beam_width)
+    width = to_tensor("beam_width", beam_width)
     if not _is_int_dtype(width) or len(width.shape) != 0:
         raise ValueError(
             "`beam_width` must be a positive integer or a scalar integer "
@@ -144,7 +145,7 @@ def length_limits(
             f"`max_length` must be {expected}. "
             f"Received: max_length={max_length!r}"
         )
-    limits = ops.convert_to_tensor(max_length)
+    limits = to_tensor("max_length", max_length)
     if not _is_int_dtype(limits):
         raise ValueError(
             f"`max_length` must be {expected}. Received: max_length.dtype="
@@ -191,7 +192,7 @@ def check_prefix(
                 f"prefix_lengths={prefix_lengths!r}"
             )
         return None
-    prefix = ops.convert_to_tensor(prefix)
+    prefix = to_tensor("prefix", prefix)
     batch = tokens.shape[0]
     if (
         not _is_int_dtype(prefix)
@@ -212,7 +213,7 @@ def check_prefix(
         # The leading non-negative ids: -1 is padding.
         leading = ops.cumprod(ops.cast(prefix >= 0, "int32"), axis=1)
         return prefix, ops.sum(leading, axis=1)
-    prefix_lengths = ops.convert_to_tensor(prefix_lengths)
+    prefix_lengths = to_tensor("prefix_lengths", prefix_lengths)
     rows = prefix.shape[0]
     if (
         not _is_int_dtype(prefix_lengths)

@@ -13,6 +13,7 @@ from keras_attention.checks import check_int
 from keras_attention.checks import check_scalar_tensor
 from keras_attention.checks import is_tensor
 from keras_attention.checks import shape_str
+from keras_attention.checks import to_tensor
 from keras_attention.decoding import args
 from keras_attention.decoding import core
 from keras_attention.decoding.greedy import greedy_choose
@@ -132,7 +133,7 @@ def filter_logits(
     [True, True, False]
     """
     temperature, top_k, top_p = check_sampling(temperature, top_k, top_p)
-    logits = ops.convert_to_tensor(logits)
+    logits = to_tensor("logits", logits)
     dtype = keras.backend.standardize_dtype(logits.dtype)
     if "float" not in dtype or len(logits.shape) == 0:
         raise ValueError(

@@ -15,6 +15,7 @@ from keras import ops
 
 from keras_attention.checks import check_positive_int
 from keras_attention.checks import shape_str
+from keras_attention.checks import to_tensor
 from keras_attention.typing import IntOrTensor
 from keras_attention.typing import NestedTensor
 from keras_attention.typing import Tensor
@@ -65,7 +66,7 @@ def gather_state(state: NestedTensor, indices: Tensor) -> NestedTensor:
     Raises:
         ValueError: for `indices` that are not 1-D integers.
     """
-    indices = ops.convert_to_tensor(indices)
+    indices = to_tensor("indices", indices)
     dtype = keras.backend.standardize_dtype(indices.dtype)
     if "int" not in dtype or len(indices.shape) != 1:
         raise ValueError(

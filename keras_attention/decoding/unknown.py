@@ -8,6 +8,7 @@ from keras import ops
 
 from keras_attention.checks import check_mask
 from keras_attention.checks import shape_str
+from keras_attention.checks import to_tensor
 from keras_attention.decoding.args import check_token_id
 from keras_attention.typing import IntOrTensor
 from keras_attention.typing import Tensor
@@ -39,8 +40,8 @@ def unknown_source_positions(
         ValueError: on inputs of the wrong ranks, dtypes or shapes (the
             batch size, `L` and `S` must agree).
     """
-    target_tokens = ops.convert_to_tensor(target_tokens)
-    attention = ops.convert_to_tensor(attention)
+    target_tokens = to_tensor("target_tokens", target_tokens)
+    attention = to_tensor("attention", attention)
     if len(target_tokens.shape) != 2 or len(attention.shape) != 3 or any(
         a is not None and b is not None and a != b
         for a, b in zip(target_tokens.shape, attention.shape[:2])
@@ -56,7 +57,7 @@ def unknown_source_positions(
     unknown_token = check_token_id("unknown_token", unknown_token)
     batch, _, length = attention.shape
     if source_mask is not None:
-        source_mask = ops.convert_to_tensor(source_mask)
+        source_mask = to_tensor("source_mask", source_mask)
     mask = check_mask(
         "unknown_source_positions", "source_mask", source_mask,
         (batch, length),
@@ -115,8 +116,8 @@ def replace_unknown(
     Raises:
         ValueError: on inputs of the wrong ranks, dtypes or shapes.
     """
-    source_tokens = ops.convert_to_tensor(source_tokens)
-    attention = ops.convert_to_tensor(attention)
+    source_tokens = to_tensor("source_tokens", source_tokens)
+    attention = to_tensor("attention", attention)
     expected = (None, None)
     if len(attention.shape) == 3:
         expected = (attention.shape[0], attention.shape[2])
@@ -131,7 +132,7 @@ def replace_unknown(
             f"attention.shape={shape_str(attention.shape)}"
         )
     _check_dtype("source_tokens", source_tokens, "int")
-    target_tokens = ops.convert_to_tensor(target_tokens)
+    target_tokens = to_tensor("target_tokens", target_tokens)
     positions = unknown_source_positions(
         target_tokens, attention, unknown_token, source_mask
     )
