@@ -360,3 +360,43 @@ def test_mismatched_unknown_replacement_inputs_raise(change, name):
                                  change.get("unknown", UNK),
                                  source_mask=change.get("mask"))
 
+
+
+# ----------------------------------------------------------------------
+# Empty inputs: a defined result or a clear error, on every backend.
+
+
+@pytest.mark.parametrize("decoder", sorted(DECODERS))
+def test_an_empty_batch_decodes_to_empty_outputs(decoder):
+    state = {"table": ops.zeros((0, VOCAB, VOCAB)),
+             "inner": (ops.zeros((0, 3)), ops.zeros((0, 3)))}
+    out = DECODERS[decoder](MODEL.step, ops.zeros((0,), "int32"), state,
+                            END, 4)
+    assert np_(out["tokens"]).shape[0] == 0
+    assert np_(out["scores"]).shape == (0,)
+
+
+def test_filter_logits_on_zero_rows_and_an_empty_vocabulary():
+    got = decoding.filter_logits(np.zeros((0, 5), "float32"), 0.5, 2, 0.5)
+    assert np_(got).shape == (0, 5)
+    with pytest.raises(ValueError, match="`logits`.*vocab_size >= 1"):
+        decoding.filter_logits(np.zeros((2, 0), "float32"))
+
+
+def test_unknown_replacement_with_an_empty_source():
+    out = decoding.replace_unknown(
+        tensor([[UNK, 1]]), ops.zeros((1, 2, 0)), tensor(np.zeros((1, 0))),
+        UNK,
+    )
+    np.testing.assert_array_equal(np_(out), [[UNK, 1]])
+
+
+def test_state_helpers_check_their_tensors():
+    state = {"x": ops.zeros((2, 1))}
+    with pytest.raises(ValueError, match="`multiplier`"):
+        decoding.tile_state(state, tensor(2.0, "float32"))
+    assert np_(decoding.tile_state(state, tensor(2))["x"]).shape == (4, 1)
+    with pytest.raises(ValueError, match=r"`indices`.*\[0, 2\)"):
+        decoding.gather_state(state, tensor([0, 5]))
+    with pytest.raises(ValueError, match="`indices`"):
+        decoding.gather_state(state, tensor([-1, 0]))

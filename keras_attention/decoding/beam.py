@@ -12,7 +12,7 @@ from keras_attention.checks import check_positive_int
 from keras_attention.decoding import args
 from keras_attention.decoding import core
 from keras_attention.decoding import penalties
-from keras_attention.decoding.state import gather_state
+from keras_attention.decoding.state import take_rows
 from keras_attention.typing import IntOrTensor
 from keras_attention.typing import NestedTensor
 from keras_attention.typing import StepFn
@@ -79,7 +79,7 @@ def _beam_choose(
         extras["cum"] = ops.reshape(cum, (-1,))
         extras["scores"] = ops.reshape(best_scores, (-1,))
         if beta:
-            extras["coverage"] = gather_state(coverage, rows)
+            extras["coverage"] = take_rows(coverage, rows)
         return ops.reshape(best % vocab_size, (-1,)), rows, extras
 
     return choose

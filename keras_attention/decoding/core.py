@@ -19,7 +19,7 @@ from keras import ops
 from keras_attention.decoding import args
 from keras_attention.decoding.args import NEG_INF
 from keras_attention.decoding.args import length_limits
-from keras_attention.decoding.state import gather_state
+from keras_attention.decoding.state import take_rows
 from keras_attention.decoding.state import tile_state
 from keras_attention.typing import IntOrTensor
 from keras_attention.typing import NestedTensor
@@ -85,7 +85,7 @@ def _gather_moved(state: NestedTensor, rows: Tensor, given: NestedTensor):
     if len(given) != len(leaves):
         given = [None] * len(leaves)
     gathered = [
-        leaf if leaf is old else gather_state(leaf, rows)
+        leaf if leaf is old else take_rows(leaf, rows)
         for leaf, old in zip(leaves, given)
     ]
     return keras.tree.pack_sequence_as(state, gathered)
@@ -219,7 +219,7 @@ def run_loop(
             t, log_probs, attention, finished, lengths, at_limit, ex
         )
         if rows is not None:
-            finished, lengths, buffers, attention = gather_state(
+            finished, lengths, buffers, attention = take_rows(
                 (finished, lengths, buffers, attention), rows
             )
             state = _gather_moved(state, rows, given)

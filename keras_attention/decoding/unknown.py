@@ -69,6 +69,10 @@ def unknown_source_positions(
     if mask is not None:
         valid = ops.logical_and(valid, ops.expand_dims(mask, 1))
     scores = ops.where(valid, attention, -float("inf"))
+    # One more column, never chosen: an argmax needs one (a source of
+    # length 0).
+    scores = ops.pad(scores, [[0, 0], [0, 0], [0, 1]],
+                     constant_values=-float("inf"))
     positions = ops.cast(ops.argmax(scores, axis=-1), "int32")
     positions = ops.where(ops.any(valid, axis=-1), positions, -1)
     return ops.where(ops.equal(target_tokens, unknown_token), positions, -1)
@@ -136,9 +140,9 @@ def replace_unknown(
     positions = unknown_source_positions(
         target_tokens, attention, unknown_token, source_mask
     )
-    copied = ops.take_along_axis(
-        source_tokens, ops.maximum(positions, 0), axis=1
-    )
+    # (One more column: the gather needs one for a source of length 0.)
+    padded = ops.pad(source_tokens, [[0, 0], [0, 1]])
+    copied = ops.take_along_axis(padded, ops.maximum(positions, 0), axis=1)
     return ops.where(
         positions >= 0, ops.cast(copied, target_tokens.dtype), target_tokens
     )
