@@ -19,6 +19,13 @@ import keras
 import numpy as np
 from keras import ops
 
+from keras_attention.checks import check_bool
+from keras_attention.checks import check_choice
+from keras_attention.checks import check_float
+from keras_attention.checks import check_int
+from keras_attention.checks import check_links
+from keras_attention.checks import shape_str
+from keras_attention.checks import to_tensor
 from keras_attention.typing import ArrayLike, Tensor
 
 COST_TYPES = ("ce", "mse")
@@ -59,9 +66,11 @@ def links_to_matrix(
         A numpy array `(T, S)`, or `padded_shape`.
 
     Raises:
-        ValueError: for a link out of range, negative lengths, a
-            `padded_shape` smaller than `(T, S)` or a non-negative
-            `padding_value`.
+        ValueError: for a link out of range or not a pair of non-negative
+            integers (`(1.7, 0)`), lengths that are not non-negative
+            integers, a `padded_shape` smaller than `(T, S)`, a
+            non-negative or non-finite `padding_value`, or a dtype that is
+            not floating.
 
     Example:
 
@@ -69,11 +78,29 @@ def links_to_matrix(
     array([[0.5, 0.5, 0. ],
            [0. , 0. , 1. ]], dtype=float32)
     """
-    if target_length < 0 or source_length < 0:
+    target_length = check_int("target_length", target_length, low=0)
+    source_length = check_int("source_length", source_length, low=0)
+    normalize = check_bool("normalize", normalize)
+    if not np.issubdtype(np.dtype(dtype), np.floating):
         raise ValueError(
-            "`target_length` and `source_length` must be non-negative. "
-            f"Received: target_length={target_length}, "
-            f"source_length={source_length}"
+            f"`dtype` must be a floating dtype. Received: dtype={dtype!r}"
+        )
+    links = check_links("links", links)
+    if padded_shape is not None:
+        padding_value = check_float(
+            "padding_value", padding_value, high=0.0, high_open=True
+        )
+        if (
+            not isinstance(padded_shape, (tuple, list))
+            or len(padded_shape) != 2
+        ):
+            raise ValueError(
+                "`padded_shape` must be a (T_max, S_max) pair of integers. "
+                f"Received: padded_shape={padded_shape!r}"
+            )
+        padded_shape = (
+            check_int("padded_shape[0]", padded_shape[0], low=0),
+            check_int("padded_shape[1]", padded_shape[1], low=0),
         )
     matrix = np.zeros((target_length, source_length), dtype=dtype)
     for s, t in links:
@@ -90,11 +117,6 @@ def links_to_matrix(
         )
     if padded_shape is None:
         return matrix
-    if not padding_value < 0:
-        raise ValueError(
-            "`padding_value` must be negative, so that padding is told "
-            f"apart from weights. Received: padding_value={padding_value}"
-        )
     rows, cols = padded_shape
     if rows < target_length or cols < source_length:
         raise ValueError(
@@ -172,8 +194,12 @@ class GuidedAlignmentLoss(keras.losses.Loss):
         `reduction=None`).
 
     Raises:
-        ValueError: for an unknown `cost_type`, a negative `weight` or a
-            non-positive `epsilon`.
+        ValueError: for an unknown `cost_type`, a negative or non-finite
+            `weight`, an `epsilon` outside `(0, 0.5)`, a `normalize` that
+            is not a bool (wrong types raise an error that is both a
+            `TypeError` and a `ValueError`), and, when called, a `y_pred`
+            of another shape than `y_true` or a `sample_weight` that is
+            neither `(batch_size, T)` nor `(batch_size,)`.
 
     Example:
 
@@ -205,24 +231,17 @@ class GuidedAlignmentLoss(keras.losses.Loss):
         dtype: Optional[str] = "float32",
     ):
         super().__init__(name=name, reduction=reduction, dtype=dtype)
-        if cost_type not in COST_TYPES:
-            raise ValueError(
-                f"`cost_type` must be one of {COST_TYPES}. "
-                f"Received: cost_type={cost_type!r}"
-            )
-        if not float(weight) >= 0:
-            raise ValueError(
-                "`weight` must be a non-negative number. "
-                f"Received: weight={weight}"
-            )
-        if not float(epsilon) > 0:
-            raise ValueError(
-                f"`epsilon` must be positive. Received: epsilon={epsilon}"
-            )
-        self.cost_type = cost_type
-        self.weight = float(weight)
-        self.normalize = bool(normalize)
-        self.epsilon = float(epsilon)
+        owner = type(self).__name__
+        self.cost_type = check_choice(
+            "cost_type", cost_type, COST_TYPES, owner=owner
+        )
+        self.weight = check_float("weight", weight, low=0.0, owner=owner)
+        # `clip(p, eps, 1 - eps)` needs `eps < 1 - eps`.
+        self.epsilon = check_float(
+            "epsilon", epsilon, low=0.0, high=0.5, low_open=True,
+            high_open=True, owner=owner,
+        )
+        self.normalize = check_bool("normalize", normalize, owner=owner)
 
     def __call__(
         self,
@@ -233,18 +252,52 @@ class GuidedAlignmentLoss(keras.losses.Loss):
         # The target mask comes from the padding of `y_true`; it joins the
         # sample weights, so "mean_with_sample_weight" divides by the
         # number of real target positions.
-        y_true = ops.convert_to_tensor(y_true, dtype=self.dtype)
+        owner = type(self).__name__
+        y_true = ops.cast(to_tensor("y_true", y_true, owner), self.dtype)
+        y_pred = to_tensor("y_pred", y_pred, owner)
+        self._check_shapes(y_true, y_pred, sample_weight)
         mask = ops.cast(
             ops.any(ops.greater_equal(y_true, 0.0), axis=-1), self.dtype
         )
         if sample_weight is not None:
-            sample_weight = ops.convert_to_tensor(
-                sample_weight, dtype=self.dtype
+            sample_weight = ops.cast(
+                to_tensor("sample_weight", sample_weight, owner), self.dtype
             )
             if len(sample_weight.shape) == 1:
                 sample_weight = ops.expand_dims(sample_weight, -1)
             mask = mask * sample_weight
         return super().__call__(y_true, y_pred, sample_weight=mask)
+
+    def _check_shapes(
+        self, y_true: Tensor, y_pred: Tensor, sample_weight: Optional[Tensor]
+    ) -> None:
+        owner = type(self).__name__
+        true_shape, pred_shape = tuple(y_true.shape), tuple(y_pred.shape)
+        if len(true_shape) != 3 or len(pred_shape) != 3 or any(
+            a is not None and b is not None and a != b
+            for a, b in zip(true_shape, pred_shape)
+        ):
+            raise ValueError(
+                f"{owner}: `y_true` and `y_pred` must both have shape "
+                "(batch_size, T, S). Received: y_true.shape="
+                f"{shape_str(true_shape)}, y_pred.shape="
+                f"{shape_str(pred_shape)}"
+            )
+        if sample_weight is None:
+            return
+        weight_shape = tuple(
+            to_tensor("sample_weight", sample_weight, owner).shape
+        )
+        if len(weight_shape) not in (1, 2) or any(
+            a is not None and b is not None and a != b
+            for a, b in zip(weight_shape, true_shape[:2])
+        ):
+            raise ValueError(
+                f"{owner}: `sample_weight` must have shape (batch_size, T) "
+                "or (batch_size,). Received: sample_weight.shape="
+                f"{shape_str(weight_shape)}, y_true.shape="
+                f"{shape_str(true_shape)}"
+            )
 
     def call(self, y_true: Tensor, y_pred: Tensor) -> Tensor:
         """Per-position costs `(batch_size, T)`, 0 on padded rows."""
@@ -257,14 +310,19 @@ class GuidedAlignmentLoss(keras.losses.Loss):
             reference = ops.where(
                 total > 0, reference / ops.maximum(total, 1e-30), 0.0
             )
+        row_valid = ops.any(valid, axis=-1)
         if self.cost_type == "ce":
-            probs = ops.clip(y_pred, self.epsilon, 1.0 - self.epsilon)
-            cost = -ops.sum(reference * ops.log(probs), axis=-1)
+            # Padded positions are replaced before the log: whatever they
+            # hold (NaN, inf), they reach neither the cost nor a gradient.
+            probs = ops.where(valid, y_pred, 1.0)
+            probs = ops.clip(probs, self.epsilon, 1.0 - self.epsilon)
+            logs = ops.where(valid, ops.log(probs), 0.0)
+            cost = -ops.sum(reference * logs, axis=-1)
         else:
-            squared = ops.where(valid, ops.square(reference - y_pred), 0.0)
+            pred = ops.where(valid, y_pred, 0.0)
+            squared = ops.square(reference - pred)
             count = ops.sum(ops.cast(valid, self.dtype), axis=-1)
             cost = ops.sum(squared, axis=-1) / ops.maximum(count, 1.0)
-        row_valid = ops.any(valid, axis=-1)
         return self.weight * ops.where(row_valid, cost, 0.0)
 
     def get_config(self) -> dict:

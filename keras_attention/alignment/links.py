@@ -9,6 +9,9 @@ from typing import Iterable, Optional, Sequence
 import numpy as np
 
 from keras_attention.alignment import subwords
+from keras_attention.checks import check_choice
+from keras_attention.checks import check_float
+from keras_attention.checks import check_links
 from keras_attention.typing import ArrayLike
 
 METHODS = ("argmax", "threshold")
@@ -39,8 +42,9 @@ def hard_links(
         A set of `(source_word, target_word)` pairs.
 
     Raises:
-        ValueError: if `matrix` is not 2-D, `method` is unknown, or
-            `threshold` is not a finite number.
+        ValueError: if `matrix` is not a 2-D numeric array, `method` is
+            unknown, or `threshold` is not a finite number. NaN weights
+            are no links.
 
     Example:
 
@@ -49,16 +53,22 @@ def hard_links(
     >>> sorted(hard_links([[0.5, 0.5], [0.1, 0.2]], "threshold", 0.4))
     [(0, 0), (1, 0)]
     """
-    matrix = np.asarray(matrix, dtype=np.float64)
+    try:
+        matrix = np.asarray(matrix, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError(
+            "`matrix` must be a 2-D (target_words, source_words) array of "
+            f"weights. Received: matrix={matrix!r:.80}"
+        ) from None
     if matrix.ndim != 2:
         raise ValueError(
             "`matrix` must be a 2-D (target_words, source_words) array. "
             f"Received: matrix.shape={matrix.shape}"
         )
-    if method not in METHODS:
-        raise ValueError(
-            f"`method` must be one of {METHODS}. Received: method={method!r}"
-        )
+    check_choice("method", method, METHODS)
+    threshold = check_float("threshold", threshold)
+    # A NaN weight is no link (and takes no argmax from a real one).
+    matrix = np.where(np.isnan(matrix), 0.0, matrix)
     if method == "argmax":
         links = set()
         if matrix.shape[1] == 0:
@@ -68,11 +78,6 @@ def hard_links(
             if matrix[t, s] > 0:
                 links.add((int(s), t))
         return links
-    if not np.isfinite(threshold):
-        raise ValueError(
-            "`threshold` must be a finite number. "
-            f"Received: threshold={threshold}"
-        )
     targets, sources = np.nonzero((matrix >= threshold) & (matrix > 0))
     return {(int(s), int(t)) for t, s in zip(targets, sources)}
 
@@ -118,4 +123,4 @@ def transpose_links(links: Iterable) -> set:
     `(source_word, target_word)` orientation of the forward model, as
     `symmetrize` expects.
     """
-    return {(t, s) for s, t in links}
+    return {(t, s) for s, t in check_links("links", links)}

@@ -12,6 +12,11 @@ Sure and possible links (Och & Ney, 2003): `sure` is `S`, and the
 import re
 from typing import Iterable, Optional
 
+from keras_attention.checks import ArgumentTypeError
+from keras_attention.checks import check_bool
+from keras_attention.checks import check_corpus
+from keras_attention.checks import check_links
+
 _LINK = re.compile(r"^(\d+)([-?p])(\d+)$")
 
 
@@ -44,8 +49,15 @@ def parse_pharaoh(
     >>> sorted(sure), sorted(possible)
     ([(0, 0)], [(0, 0), (1, 2), (2, 1)])
     """
+    if isinstance(line, bytes):
+        line = line.decode("utf-8")
+    if not isinstance(line, str):
+        raise ArgumentTypeError(
+            "`line` must be a string of Pharaoh links. Received: "
+            f"line={line!r:.80} of type {type(line).__name__}"
+        )
     sure, possible = set(), set()
-    offset = 1 if one_based else 0
+    offset = 1 if check_bool("one_based", one_based) else 0
     for token in line.split():
         match = _LINK.match(token)
         if match is None:
@@ -88,31 +100,16 @@ def format_pharaoh(
     >>> format_pharaoh({(1, 0), (0, 0)}, possible={(2, 1)})
     '0-0 1-0 2?1'
     """
-    sure = _checked(sure, "sure")
-    possible = _checked(possible or (), "possible") - sure
-    offset = 1 if one_based else 0
+    sure = check_links("sure", sure)
+    possible = check_links(
+        "possible", () if possible is None else possible
+    ) - sure
+    offset = 1 if check_bool("one_based", one_based) else 0
     marks = {link: "-" for link in sure}
     marks.update({link: "?" for link in possible})
     return " ".join(
         f"{s + offset}{marks[(s, t)]}{t + offset}" for s, t in sorted(marks)
     )
-
-
-def _checked(links: Iterable, name: str) -> set:
-    out = set()
-    for link in links:
-        try:
-            s, t = link
-            ok = int(s) == s and int(t) == t and s >= 0 and t >= 0
-        except (TypeError, ValueError):
-            ok = False
-        if not ok:
-            raise ValueError(
-                f"`{name}` must hold (source, target) pairs of non-negative "
-                f"integers. Received: {link!r}"
-            )
-        out.add((int(s), int(t)))
-    return out
 
 
 def read_pharaoh(path: str, one_based: bool = False) -> list:
@@ -157,10 +154,12 @@ def write_pharaoh(
         ValueError: if `possible` does not have one entry per sentence, or
             a link is malformed.
     """
-    sure = list(sure)
-    if possible is None:
-        possible = [()] * len(sure)
-    possible = list(possible)
+    sure = check_corpus("sure", sure)
+    possible = (
+        [set()] * len(sure) if possible is None
+        else check_corpus("possible", possible)
+    )
+    check_bool("one_based", one_based)
     if len(possible) != len(sure):
         raise ValueError(
             "`possible` must have one entry per sentence of `sure`. "

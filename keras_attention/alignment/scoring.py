@@ -15,6 +15,8 @@ Reference:
 
 from typing import Iterable, Optional
 
+from keras_attention.checks import check_corpus
+
 
 def _ratio(numerator: int, denominator: int) -> float:
     return numerator / denominator if denominator else float("nan")
@@ -43,7 +45,10 @@ def alignment_scores(
 
     Raises:
         ValueError: if the corpora do not have the same number of
-            sentences.
+            sentences, if one is a single alignment (a set of links) rather
+            than a list with one per sentence, or holds the `(sure,
+            possible)` pairs of `read_pharaoh`, strings (`"0-0"`) or links
+            that are not pairs of non-negative integers.
 
     Example:
 
@@ -52,9 +57,12 @@ def alignment_scores(
     >>> round(scores["aer"], 4), scores["precision"], scores["recall"]
     (0.25, 1.0, 0.5)
     """
-    hypotheses = list(hypotheses)
-    sure = list(sure)
-    possible = [()] * len(sure) if possible is None else list(possible)
+    hypotheses = check_corpus("hypotheses", hypotheses)
+    sure = check_corpus("sure", sure)
+    possible = (
+        [set()] * len(sure) if possible is None
+        else check_corpus("possible", possible)
+    )
     if not len(hypotheses) == len(sure) == len(possible):
         raise ValueError(
             "`hypotheses`, `sure` and `possible` must have one alignment "
@@ -63,8 +71,7 @@ def alignment_scores(
         )
     n_a = n_s = n_p = hits_s = hits_p = 0
     for a, s, p in zip(hypotheses, sure, possible):
-        a, s = set(a), set(s)
-        p = set(p) | s
+        p = p | s
         n_a += len(a)
         n_s += len(s)
         n_p += len(p)

@@ -20,6 +20,10 @@ from typing import Iterable, Optional, Sequence, Union
 
 import numpy as np
 
+from keras_attention.checks import ArgumentTypeError
+from keras_attention.checks import check_choice
+from keras_attention.checks import check_links
+
 from keras_attention.typing import ArrayLike
 
 WORDPIECE = "wordpiece"
@@ -36,10 +40,40 @@ def _as_str(token: Union[str, bytes]) -> str:
 
 
 def _check_scheme(scheme: str) -> None:
-    if scheme not in SCHEMES:
+    check_choice("scheme", scheme, SCHEMES)
+
+
+def _check_tokens(name: str, tokens: Sequence) -> list:
+    """The token strings of a sentence: a sequence of `str` or `bytes`,
+    not one string (whose characters would count as tokens)."""
+    if isinstance(tokens, (str, bytes)) or tokens is None:
         raise ValueError(
-            f"`scheme` must be one of {SCHEMES}. Received: scheme={scheme!r}"
+            f"`{name}` must be a sequence of token strings, not one "
+            f"string. Received: {name}={tokens!r:.80}"
         )
+    try:
+        tokens = list(tokens)
+    except TypeError:
+        raise ValueError(
+            f"`{name}` must be a sequence of token strings. Received: "
+            f"{name}={tokens!r:.80}"
+        ) from None
+    for token in tokens:
+        if not isinstance(token, (str, bytes, np.str_, np.bytes_)):
+            raise ArgumentTypeError(
+                f"`{name}` must hold token strings (str or bytes). "
+                f"Received: {token!r} of type {type(token).__name__} in "
+                f"{name}"
+            )
+    return tokens
+
+
+def _special(special_tokens: Optional[Iterable[str]]) -> set:
+    if special_tokens is None:
+        return set(DEFAULT_SPECIAL_TOKENS)
+    return {
+        _as_str(t) for t in _check_tokens("special_tokens", special_tokens)
+    }
 
 
 def word_groups(
@@ -72,9 +106,8 @@ def word_groups(
     [[0, 1], [2, 3]]
     """
     _check_scheme(scheme)
-    special = set(
-        DEFAULT_SPECIAL_TOKENS if special_tokens is None else special_tokens
-    )
+    tokens = _check_tokens("tokens", tokens)
+    special = _special(special_tokens)
     groups = []
     for i, token in enumerate(tokens):
         token = _as_str(token)
@@ -129,7 +162,15 @@ def word_attention(
         ValueError: if `weights` is not 2-D or is smaller than the token
             lists.
     """
-    weights = np.asarray(weights, dtype=np.float64)
+    source_tokens = _check_tokens("source_tokens", source_tokens)
+    target_tokens = _check_tokens("target_tokens", target_tokens)
+    try:
+        weights = np.asarray(weights, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError(
+            "`weights` must be a 2-D (T, S) array of numbers. Received: "
+            f"weights={weights!r:.80}"
+        ) from None
     if weights.ndim != 2:
         raise ValueError(
             "`weights` must be a 2-D (T, S) array. "
@@ -185,7 +226,7 @@ def word_links_to_token_links(
     Raises:
         ValueError: if a link names a word the tokens do not have.
     """
-    links = list(links)
+    links = check_links("links", links)
     source_words = word_groups(source_tokens, scheme, special_tokens)
     target_words = word_groups(target_tokens, scheme, special_tokens)
     out = set()

@@ -34,6 +34,10 @@ Reference:
 import bisect
 from typing import Iterable
 
+from keras_attention.checks import check_choice
+from keras_attention.checks import check_corpus
+from keras_attention.checks import check_links
+
 METHODS = (
     "intersection",
     "union",
@@ -46,26 +50,6 @@ METHODS = (
 # horizontal/vertical neighbours, then the four diagonal ones.
 _NEIGHBORS = ((-1, 0), (0, -1), (1, 0), (0, 1))
 _DIAGONAL_NEIGHBORS = ((-1, -1), (-1, 1), (1, -1), (1, 1))
-
-
-def _as_links(links: Iterable, name: str) -> set:
-    out = set()
-    for link in links:
-        try:
-            s, t = link
-            s, t = int(s), int(t)
-        except (TypeError, ValueError):
-            raise ValueError(
-                f"`{name}` must hold (source, target) integer pairs. "
-                f"Received: {link!r} in {name}"
-            ) from None
-        if s < 0 or t < 0:
-            raise ValueError(
-                f"`{name}` must hold non-negative indices. "
-                f"Received: {link!r} in {name}"
-            )
-        out.add((s, t))
-    return out
 
 
 def symmetrize(
@@ -88,21 +72,18 @@ def symmetrize(
         A set of `(source, target)` links.
 
     Raises:
-        ValueError: if `method` is unknown or a link is not a pair of
-            non-negative integers.
+        ValueError: if `method` is unknown, or a link is not a pair of
+            non-negative integers (`(1.7, 0)`, `"0-0"`).
 
     Example:
 
     >>> sorted(symmetrize({(0, 0), (1, 1)}, {(0, 0), (2, 1)}, "union"))
     [(0, 0), (1, 1), (2, 1)]
     """
-    if method not in METHODS:
-        raise ValueError(
-            f"`method` must be one of {METHODS}. Received: method={method!r}"
-        )
+    check_choice("method", method, METHODS)
     # symal keeps points as (target, source); so do we, for its scan order.
-    fwd = {(t, s) for s, t in _as_links(forward, "forward")}
-    rev = {(t, s) for s, t in _as_links(reverse, "reverse")}
+    fwd = {(t, s) for s, t in check_links("forward", forward)}
+    rev = {(t, s) for s, t in check_links("reverse", reverse)}
     if method == "intersection":
         return {(s, t) for t, s in fwd & rev}
     if method == "union":
@@ -173,9 +154,12 @@ def symmetrize_corpus(
         A list of sets of `(source, target)` links.
 
     Raises:
-        ValueError: if the two corpora have different lengths.
+        ValueError: if the two corpora have different lengths, or are
+            not lists of alignments (see `alignment_scores`).
     """
-    forward, reverse = list(forward), list(reverse)
+    check_choice("method", method, METHODS)
+    forward = check_corpus("forward", forward)
+    reverse = check_corpus("reverse", reverse)
     if len(forward) != len(reverse):
         raise ValueError(
             "`forward` and `reverse` must have one alignment per sentence "

@@ -9,14 +9,26 @@ from typing import Optional
 from typing import Tuple
 
 import keras
+import numpy as np
 from keras import ops
 
+from keras_attention.checks import check_bool
 from keras_attention.checks import check_positive_int
+from keras_attention.checks import concrete_value
 from keras_attention.checks import shape_str
+from keras_attention.checks import to_tensor
 from keras_attention.typing import IntOrTensor
 from keras_attention.typing import NestedTensor
 from keras_attention.typing import StepFn
 from keras_attention.typing import Tensor
+
+INT32_MAX = 2**31 - 1
+# A log-probability that no real hypothesis reaches; finite, so that sums,
+# differences and divisions never produce NaN. The step's log-probabilities
+# are clamped to at least this.
+NEG_INF = -1e9
+# Below every clamped log-probability: the tokens a prefix forbids.
+FORBIDDEN = 2.0 * NEG_INF
 
 
 def _is_int_dtype(tensor: Tensor):
@@ -27,12 +39,18 @@ def check_start_tokens(
     start_tokens: IntOrTensor, initial_state: NestedTensor
 ) -> Tensor:
     """`start_tokens` as int32 `(batch_size,)`; a scalar is broadcast."""
-    tokens = ops.convert_to_tensor(start_tokens)
+    tokens = to_tensor("start_tokens", start_tokens)
     if not _is_int_dtype(tokens):
         raise ValueError(
             "`start_tokens` must be integer token ids. Received: "
             "start_tokens.dtype="
             f"{keras.backend.standardize_dtype(tokens.dtype)}"
+        )
+    value = concrete_value(tokens)
+    if value is not None and value.size and value.min() < 0:
+        raise ValueError(
+            "`start_tokens` must be non-negative token ids. Received: "
+            f"start_tokens with the value {int(value.min())}"
         )
     tokens = ops.cast(tokens, "int32")
     if len(tokens.shape) == 1:
@@ -77,7 +95,7 @@ def check_token_id(
         return None
     if isinstance(value, numbers.Integral) and not isinstance(value, bool):
         return int(value)
-    tensor = ops.convert_to_tensor(value)
+    tensor = to_tensor(name, value)
     if len(tensor.shape) != 0 or not _is_int_dtype(tensor):
         raise ValueError(
             f"`{name}` must be an integer token id. Received: {name}={value!r}"
@@ -89,7 +107,7 @@ def check_beam_width(beam_width: IntOrTensor) -> IntOrTensor:
     """A Python int (checked), or an int32 scalar tensor at least 1."""
     if isinstance(beam_width, (numbers.Integral, float)):
         return check_positive_int("beam_width", beam_width)
-    width = ops.convert_to_tensor(beam_width)
+    width = to_tensor("beam_width", beam_width)
     if not _is_int_dtype(width) or len(width.shape) != 0:
         raise ValueError(
             "`beam_width` must be a positive integer or a scalar integer "
@@ -110,11 +128,13 @@ def length_limits(
     A negative Python int raises; negative tensor entries count as `0`
     (a graph cannot raise on a value).
     """
-    expected = "a non-negative integer or an integer tensor"
+    expected = (
+        "a non-negative integer (at most 2**31 - 1) or an integer tensor"
+    )
     if isinstance(max_length, numbers.Integral) and not isinstance(
         max_length, bool
     ):
-        if max_length < 0:
+        if not 0 <= max_length <= INT32_MAX:
             raise ValueError(
                 f"`max_length` must be {expected}. "
                 f"Received: max_length={max_length!r}"
@@ -125,7 +145,7 @@ def length_limits(
             f"`max_length` must be {expected}. "
             f"Received: max_length={max_length!r}"
         )
-    limits = ops.convert_to_tensor(max_length)
+    limits = to_tensor("max_length", max_length)
     if not _is_int_dtype(limits):
         raise ValueError(
             f"`max_length` must be {expected}. Received: max_length.dtype="
@@ -142,10 +162,29 @@ def length_limits(
     )
 
 
+def check_limits_batch(limits: Optional[Tensor], tokens: Tensor) -> None:
+    """Per-sentence `max_length` limits must have the batch size."""
+    if limits is None:
+        return
+    batch, size = tokens.shape[0], limits.shape[0]
+    if batch is not None and size is not None and batch != size:
+        raise ValueError(
+            "A per-sentence `max_length` must have shape (batch_size,), the "
+            f"batch size of `start_tokens` ({batch}). Received: "
+            f"max_length.shape={shape_str(limits.shape)}"
+        )
+
+
 def check_prefix(
     prefix: Optional[Tensor], prefix_lengths: Optional[Tensor], tokens: Tensor
 ) -> Optional[Tuple[Tensor, Tensor]]:
-    """`None`, or `(prefix, prefix_lengths)` as int32 tensors."""
+    """`None`, or `(prefix, prefix_lengths)` as int32 tensors.
+
+    Without `prefix_lengths`, a row's prefix ends at its first negative id
+    (`-1` padding). Concrete `prefix_lengths` must lie in `[0, P]`; in a
+    graph they are clamped to it. The ids are checked against the
+    vocabulary by `resolve_prefix`, once the first step gives its size.
+    """
     if prefix is None:
         if prefix_lengths is not None:
             raise ValueError(
@@ -153,7 +192,7 @@ def check_prefix(
                 f"prefix_lengths={prefix_lengths!r}"
             )
         return None
-    prefix = ops.convert_to_tensor(prefix)
+    prefix = to_tensor("prefix", prefix)
     batch = tokens.shape[0]
     if (
         not _is_int_dtype(prefix)
@@ -161,25 +200,81 @@ def check_prefix(
         or (batch is not None and prefix.shape[0] not in (None, batch))
     ):
         raise ValueError(
-            "`prefix` must be integer token ids of shape (batch_size, P). "
+            "`prefix` must be integer token ids of shape (batch_size, P), "
+            f"batch_size={batch} as `start_tokens`. "
             f"Received: prefix.shape={shape_str(prefix.shape)}, "
             f"prefix.dtype={keras.backend.standardize_dtype(prefix.dtype)}"
         )
     if prefix.shape[1] == 0:
         return None
     prefix = ops.cast(prefix, "int32")
+    width = ops.shape(prefix)[1]
     if prefix_lengths is None:
-        prefix_lengths = ops.full(
-            (ops.shape(prefix)[0],), ops.shape(prefix)[1], dtype="int32"
+        # The leading non-negative ids: -1 is padding.
+        leading = ops.cumprod(ops.cast(prefix >= 0, "int32"), axis=1)
+        return prefix, ops.sum(leading, axis=1)
+    prefix_lengths = to_tensor("prefix_lengths", prefix_lengths)
+    rows = prefix.shape[0]
+    if (
+        not _is_int_dtype(prefix_lengths)
+        or len(prefix_lengths.shape) != 1
+        or (
+            rows is not None
+            and prefix_lengths.shape[0] not in (None, rows)
         )
-    prefix_lengths = ops.convert_to_tensor(prefix_lengths)
-    if not _is_int_dtype(prefix_lengths) or len(prefix_lengths.shape) != 1:
+    ):
         raise ValueError(
-            "`prefix_lengths` must be integers of shape (batch_size,). "
-            f"Received: prefix_lengths.shape="
-            f"{shape_str(prefix_lengths.shape)}"
+            "`prefix_lengths` must be integers of shape (batch_size,), "
+            f"batch_size={rows} as `prefix`. Received: prefix_lengths.shape="
+            f"{shape_str(prefix_lengths.shape)}, prefix_lengths.dtype="
+            f"{keras.backend.standardize_dtype(prefix_lengths.dtype)}"
         )
-    return prefix, ops.cast(prefix_lengths, "int32")
+    value = concrete_value(prefix_lengths)
+    if value is not None and value.size and (
+        value.min() < 0 or value.max() > prefix.shape[1]
+    ):
+        raise ValueError(
+            f"`prefix_lengths` must lie in [0, {prefix.shape[1]}], the "
+            "width P of `prefix`. Received: prefix_lengths="
+            f"{value.tolist()}"
+        )
+    lengths = ops.clip(ops.cast(prefix_lengths, "int32"), 0, width)
+    return prefix, lengths
+
+
+def resolve_prefix(
+    prefix: Optional[Tuple[Tensor, Tensor]], vocab_size: IntOrTensor
+) -> Optional[Tuple[Tensor, Tensor]]:
+    """The prefix with its ids checked against the vocabulary.
+
+    Concrete ids inside a row's prefix must lie in `[0, vocab_size)`; in a
+    graph, a row's prefix ends at its first id outside it.
+    """
+    if prefix is None:
+        return None
+    tokens, lengths = prefix
+    inside = ops.logical_and(tokens >= 0, tokens < vocab_size)
+    positions = ops.arange(ops.shape(tokens)[1], dtype="int32")
+    in_prefix = ops.expand_dims(positions, 0) < ops.expand_dims(lengths, 1)
+    values = concrete_value(tokens)
+    counts = concrete_value(lengths)
+    size = vocab_size if isinstance(vocab_size, int) else None
+    if values is not None and counts is not None and size is not None:
+        used = np.arange(values.shape[1])[None, :] < counts[:, None]
+        bad = used & ((values < 0) | (values >= size))
+        if bad.any():
+            row, column = (int(i) for i in np.argwhere(bad)[0])
+            raise ValueError(
+                f"`prefix` must hold token ids in [0, {size}), the "
+                "vocabulary of the log_probs of `step_fn`, within each "
+                "row's `prefix_lengths` (use -1 padding after them). "
+                f"Received: prefix[{row}, {column}]={values[row, column]}"
+            )
+    leading = ops.cumprod(
+        ops.cast(ops.logical_or(inside, ops.logical_not(in_prefix)), "int32"),
+        axis=1,
+    )
+    return tokens, ops.minimum(lengths, ops.sum(leading, axis=1))
 
 
 def checked_step(step_fn: StepFn, from_logits: bool, token_ids: dict) -> StepFn:
@@ -188,6 +283,8 @@ def checked_step(step_fn: StepFn, from_logits: bool, token_ids: dict) -> StepFn:
     `token_ids` maps argument names to the token ids (`end_token`, ...)
     that must be in the vocabulary.
     """
+
+    first = [True]  # The token ids are checked on the first call only.
 
     def step(tokens: Tensor, state: NestedTensor):
         outputs = step_fn(tokens, state)
@@ -220,8 +317,13 @@ def checked_step(step_fn: StepFn, from_logits: bool, token_ids: dict) -> StepFn:
             )
         vocab_size = log_probs.shape[1]
         for name, value in token_ids.items():
+            if not first[0]:
+                break
+            if not isinstance(value, int):
+                concrete = concrete_value(value)
+                value = None if concrete is None else int(concrete)
             if (
-                isinstance(value, int)
+                value is not None
                 and vocab_size is not None
                 and not (0 <= value < vocab_size)
             ):
@@ -231,9 +333,13 @@ def checked_step(step_fn: StepFn, from_logits: bool, token_ids: dict) -> StepFn:
                     f"{name}={value}, log_probs.shape="
                     f"{shape_str(log_probs.shape)}"
                 )
+        first[0] = False
         log_probs = ops.cast(log_probs, "float32")
         if from_logits:
             log_probs = ops.log_softmax(log_probs, axis=-1)
+        # NaN and anything below NEG_INF (-inf) count as NEG_INF: scores
+        # stay finite.
+        log_probs = ops.where(log_probs > NEG_INF, log_probs, NEG_INF)
         if attention is not None:
             if len(attention.shape) < 2 or (
                 batch is not None and attention.shape[0] not in (None, batch)
@@ -263,6 +369,12 @@ def check_common(
 
     Returns `(step, start, end_token, pad_token, prefix)`.
     """
+    if not callable(step_fn):
+        raise ValueError(
+            "`step_fn` must be a callable (tokens, state) -> (log_probs, "
+            f"new_state, attention). Received: step_fn={step_fn!r:.80}"
+        )
+    from_logits = check_bool("from_logits", from_logits)
     start = check_start_tokens(start_tokens, initial_state)
     check_state(initial_state, start)
     end_token = check_token_id("end_token", end_token)

@@ -5,29 +5,20 @@ from typing import Optional
 
 from keras import ops
 
+from keras_attention.checks import check_bool
+from keras_attention.checks import check_choice
+from keras_attention.checks import check_float
 from keras_attention.checks import check_positive_int
 from keras_attention.decoding import args
 from keras_attention.decoding import core
 from keras_attention.decoding import penalties
-from keras_attention.decoding.state import gather_state
+from keras_attention.decoding.state import take_rows
 from keras_attention.typing import IntOrTensor
 from keras_attention.typing import NestedTensor
 from keras_attention.typing import StepFn
 from keras_attention.typing import Tensor
 
 CONVENTIONS = ("default", "tfa")
-
-
-def _check_weight(name: str, value: float):
-    if (
-        isinstance(value, bool)
-        or not isinstance(value, numbers.Real)
-        or value < 0
-    ):
-        raise ValueError(
-            f"`{name}` must be a non-negative float. Received: {name}={value!r}"
-        )
-    return float(value)
 
 
 def _beam_choose(
@@ -88,7 +79,7 @@ def _beam_choose(
         extras["cum"] = ops.reshape(cum, (-1,))
         extras["scores"] = ops.reshape(best_scores, (-1,))
         if beta:
-            extras["coverage"] = gather_state(coverage, rows)
+            extras["coverage"] = take_rows(coverage, rows)
         return ops.reshape(best % vocab_size, (-1,)), rows, extras
 
     return choose
@@ -139,13 +130,9 @@ def beam_search_all(
     `(batch_size, beam_width, L, S)` (or `None`).
     """
     k = args.check_beam_width(beam_width)
-    alpha = _check_weight("length_penalty", length_penalty)
-    beta = _check_weight("coverage_penalty", coverage_penalty)
-    if convention not in CONVENTIONS:
-        raise ValueError(
-            f"`convention` must be one of {CONVENTIONS}. "
-            f"Received: convention={convention!r}"
-        )
+    alpha = check_float("length_penalty", length_penalty, low=0.0)
+    beta = check_float("coverage_penalty", coverage_penalty, low=0.0)
+    check_choice("convention", convention, CONVENTIONS)
     step, start, end_token, pad_token, prefix = args.check_common(
         step_fn, start_tokens, initial_state, end_token, pad_token,
         from_logits, prefix, prefix_lengths,
@@ -265,7 +252,8 @@ def beam_search_decode(
 
     Raises:
         ValueError: on a non-positive `beam_width`, a negative `max_length`,
-            `length_penalty` or `coverage_penalty`, an unknown `convention`,
+            a negative or non-finite `length_penalty` or
+            `coverage_penalty`, an unknown `convention`,
             a coverage penalty without attention, a state tensor without the
             batch dimension, or step outputs of the wrong shape.
 
@@ -286,6 +274,7 @@ def beam_search_decode(
         pad_token=pad_token, from_logits=from_logits, prefix=prefix,
         prefix_lengths=prefix_lengths,
     )
+    return_all_beams = check_bool("return_all_beams", return_all_beams)
     result = {
         key: None if value is None else value[:, 0]
         for key, value in beams.items()

@@ -16,18 +16,15 @@ from typing import Tuple
 import keras
 from keras import ops
 
+from keras_attention.decoding import args
+from keras_attention.decoding.args import NEG_INF
 from keras_attention.decoding.args import length_limits
-from keras_attention.decoding.state import gather_state
+from keras_attention.decoding.state import take_rows
 from keras_attention.decoding.state import tile_state
 from keras_attention.typing import IntOrTensor
 from keras_attention.typing import NestedTensor
 from keras_attention.typing import StepFn
 from keras_attention.typing import Tensor
-
-# A log-probability that no real hypothesis reaches; finite, so that sums,
-# differences and divisions never produce NaN.
-NEG_INF = -1e9
-
 
 # ----------------------------------------------------------------------
 # Output buffers: one row per hypothesis, one column per step. A tuple
@@ -88,7 +85,7 @@ def _gather_moved(state: NestedTensor, rows: Tensor, given: NestedTensor):
     if len(given) != len(leaves):
         given = [None] * len(leaves)
     gathered = [
-        leaf if leaf is old else gather_state(leaf, rows)
+        leaf if leaf is old else take_rows(leaf, rows)
         for leaf, old in zip(leaves, given)
     ]
     return keras.tree.pack_sequence_as(state, gathered)
@@ -127,7 +124,7 @@ def _force_prefix(log_probs: Tensor, t: Tensor, prefix: Tuple[Tensor, Tensor]):
         ops.equal(ops.expand_dims(vocab, 0), ops.expand_dims(forced, 1)),
         ops.expand_dims(ops.logical_not(inside), 1),
     )
-    return ops.where(keep, log_probs, NEG_INF)
+    return ops.where(keep, log_probs, args.FORBIDDEN)
 
 
 def _pad_only(log_probs: Tensor, finished: Tensor, pad_token: IntOrTensor):
@@ -188,6 +185,8 @@ def run_loop(
     # Step 0 runs outside the loop: its outputs give the attention shape,
     # and it runs on `batch_size` rows (all beams would be equal).
     log_probs, state, attention = step(start_tokens, initial_state)
+    args.check_limits_batch(limits, start_tokens)
+    prefix = args.resolve_prefix(prefix, ops.shape(log_probs)[1])
     if not (isinstance(copies, int) and copies == 1):
         log_probs, state, attention, limits, prefix = tile_state(
             (log_probs, state, attention, limits, prefix), copies
@@ -220,7 +219,7 @@ def run_loop(
             t, log_probs, attention, finished, lengths, at_limit, ex
         )
         if rows is not None:
-            finished, lengths, buffers, attention = gather_state(
+            finished, lengths, buffers, attention = take_rows(
                 (finished, lengths, buffers, attention), rows
             )
             state = _gather_moved(state, rows, given)

@@ -4,6 +4,8 @@ from typing import Sequence
 
 from keras import ops
 
+from keras_attention.checks import check_bool
+from keras_attention.checks import shape_str
 from keras_attention.typing import NestedTensor
 from keras_attention.typing import StepFn
 from keras_attention.typing import Tensor
@@ -34,7 +36,10 @@ def ensemble_step(
         attention)` that returns log-probabilities.
 
     Raises:
-        ValueError: on an empty `step_fns`.
+        ValueError: on an empty `step_fns` (or one function where a
+            sequence is expected), and, when called, on an ensemble state
+            that is not one state per member or members whose
+            log-probabilities differ in shape (another vocabulary size).
 
     Example:
 
@@ -44,6 +49,12 @@ def ensemble_step(
     out = beam_search_decode(step, START, state, END, 50)
     ```
     """
+    from_logits = check_bool("from_logits", from_logits)
+    if callable(step_fns) or isinstance(step_fns, (str, bytes)):
+        raise ValueError(
+            "`step_fns` must be a sequence of step functions. Received: "
+            f"step_fns={step_fns!r:.80}"
+        )
     step_fns = tuple(step_fns)
     if not step_fns or not all(callable(f) for f in step_fns):
         raise ValueError(
@@ -60,6 +71,7 @@ def ensemble_step(
                 f"states, one per step function. Received: {states!r:.200}"
             )
         outputs = [f(tokens, s) for f, s in zip(step_fns, states)]
+        _check_members(outputs)
         log_probs = ops.stack(
             [ops.cast(out[0], "float32") for out in outputs], axis=0
         )
@@ -79,6 +91,32 @@ def ensemble_step(
         return mean, tuple(out[1] for out in outputs), attention
 
     return step
+
+
+def _check_members(outputs: list) -> None:
+    """The members' log-probabilities must have one shape: the same rows
+    and the same vocabulary."""
+    for i, out in enumerate(outputs):
+        if not isinstance(out, (tuple, list)) or len(out) != 3:
+            raise ValueError(
+                f"Every step function must return (log_probs, new_state, "
+                f"attention). Received from step_fns[{i}]: {out!r:.120}"
+            )
+    shapes = [tuple(out[0].shape) for out in outputs]
+    for i, shape in enumerate(shapes):
+        if len(shape) != 2 or any(
+            a is not None and b is not None and a != b
+            for a, b in zip(shape, shapes[0])
+        ):
+            received = ", ".join(
+                f"step_fns[{j}] -> log_probs.shape={shape_str(s)}"
+                for j, s in enumerate(shapes)
+            )
+            raise ValueError(
+                "The members of an ensemble must share one vocabulary and "
+                "return log_probs of one shape (num_rows, vocab_size). "
+                f"Received: {received}"
+            )
 
 
 def ensemble_state(*states) -> tuple:

@@ -109,20 +109,30 @@ def greedy_decode(
             applies `log_softmax`. Defaults to `False`.
         prefix: Optional int `(batch_size, P)` tensor: sentence `b` starts
             with `prefix[b, :prefix_lengths[b]]`, whatever the model
-            prefers (its log-probabilities count in the score). Defaults to
+            prefers (its log-probabilities count in the score). The ids
+            must lie in the vocabulary of `step_fn`'s log-probabilities
+            (checked where the values are known; inside a traced function
+            a row's prefix ends at its first id outside it). Defaults to
             `None`.
         prefix_lengths: Optional int `(batch_size,)`, the length of each
-            prefix (the rest of a row is padding). Defaults to `P` for
-            every sentence.
+            prefix, in `[0, P]` (checked where known, clamped in a graph;
+            the rest of a row is padding). Defaults to the number of
+            leading non-negative ids of each row: `-1` is padding.
 
     Returns:
         A dict with `tokens` `(batch_size, L)`, `lengths`, `scores`,
         `log_probs` (both the sum of log-probabilities here) and `attention`
         `(batch_size, L, S)`, see `keras_attention.decoding`.
 
+    Log-probabilities that are NaN or below `NEG_INF` (`-inf`) count as
+    `NEG_INF`, so scores stay finite.
+
     Raises:
-        ValueError: on a negative `max_length`, a state tensor without the
-            batch dimension, or step outputs of the wrong shape.
+        ValueError: on a negative `max_length` (or a per-sentence one of
+            another batch size), token ids outside the vocabulary, a
+            `prefix` or `prefix_lengths` of the wrong shape, batch size or
+            values, a state tensor without the batch dimension, or step
+            outputs of the wrong shape.
 
     Example:
 

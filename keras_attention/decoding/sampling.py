@@ -1,16 +1,19 @@
 """Sampling decoding: temperature, top-k and top-p (nucleus) sampling."""
 
+import numbers
 from typing import Optional
 from typing import Union
 
 import keras
 from keras import ops
 
+from keras_attention.checks import ArgumentTypeError
 from keras_attention.checks import check_float
 from keras_attention.checks import check_int
 from keras_attention.checks import check_scalar_tensor
 from keras_attention.checks import is_tensor
 from keras_attention.checks import shape_str
+from keras_attention.checks import to_tensor
 from keras_attention.decoding import args
 from keras_attention.decoding import core
 from keras_attention.decoding.greedy import greedy_choose
@@ -39,7 +42,8 @@ def _nucleus_cutoff(descending: Tensor, top_p: FloatOrTensor):
     always belongs to the nucleus."""
     before = ops.cumsum(descending, axis=-1) - descending
     cutoff = ops.min(
-        ops.where(before < top_p, descending, 2.0), axis=-1, keepdims=True
+        ops.where(before < top_p, descending, 2.0), axis=-1, keepdims=True,
+        initial=2.0,
     )
     return ops.minimum(cutoff, descending[..., :1])
 
@@ -116,7 +120,8 @@ def filter_logits(
         float32 `(..., vocab_size)`, at least `NEG_INF` everywhere.
 
     Raises:
-        ValueError: for non-floating `logits` or `logits` of rank 0, a
+        ValueError: for non-floating `logits`, `logits` of rank 0 or of
+            an empty vocabulary, a
             negative or non-finite `temperature`, a `top_k` below 1, a
             `top_p` outside `(0, 1]` (Python values), or a tensor setting
             that is not a scalar of a numeric dtype.
@@ -130,11 +135,14 @@ def filter_logits(
     [True, True, False]
     """
     temperature, top_k, top_p = check_sampling(temperature, top_k, top_p)
-    logits = ops.convert_to_tensor(logits)
+    logits = to_tensor("logits", logits)
     dtype = keras.backend.standardize_dtype(logits.dtype)
-    if "float" not in dtype or len(logits.shape) == 0:
+    if "float" not in dtype or len(logits.shape) == 0 or (
+        logits.shape[-1] == 0
+    ):
         raise ValueError(
-            "`logits` must be floating logits of shape (..., vocab_size). "
+            "`logits` must be floating logits of shape (..., vocab_size), "
+            "vocab_size >= 1. "
             f"Received: logits.shape={shape_str(logits.shape)}, "
             f"logits.dtype={dtype}"
         )
@@ -143,7 +151,9 @@ def filter_logits(
     # The row maximum first: `(x - max) / T` never overflows upwards, and
     # the excluded tokens never enter the arithmetic.
     safe = ops.where(allowed, logits, core.NEG_INF)
-    shifted = safe - ops.max(safe, axis=-1, keepdims=True)
+    # (`initial`: no error on zero rows.)
+    shifted = safe - ops.max(safe, axis=-1, keepdims=True,
+                             initial=core.NEG_INF)
     if is_tensor(temperature):
         greedy = ops.logical_not(temperature > 0.0)  # also NaN
         scaled = _divide(shifted, ops.where(greedy, 1.0, temperature))
@@ -312,6 +322,15 @@ def sample_decode(
             `greedy_decode`.
     """
     temperature, top_k, top_p = check_sampling(temperature, top_k, top_p)
+    if not (
+        seed is None
+        or isinstance(seed, keras.random.SeedGenerator)
+        or (isinstance(seed, numbers.Integral) and not isinstance(seed, bool))
+    ):
+        raise ArgumentTypeError(
+            "`seed` must be None, an int or a keras.random.SeedGenerator. "
+            f"Received: seed={seed!r} of type {type(seed).__name__}"
+        )
     step, start, end_token, pad_token, prefix = args.check_common(
         step_fn, start_tokens, initial_state, end_token, pad_token,
         from_logits, prefix, prefix_lengths,

@@ -14,6 +14,10 @@ import keras
 from keras import ops
 
 from keras_attention.checks import check_positive_int
+from keras_attention.checks import check_scalar_tensor
+from keras_attention.checks import concrete_value
+from keras_attention.checks import shape_str
+from keras_attention.checks import to_tensor
 from keras_attention.typing import IntOrTensor
 from keras_attention.typing import NestedTensor
 from keras_attention.typing import Tensor
@@ -40,10 +44,15 @@ def tile_state(
         `(batch_size * multiplier, ...)`.
 
     Raises:
-        ValueError: if `multiplier` is not a positive integer.
+        ValueError: if `multiplier` is not a positive integer or a scalar
+            integer tensor.
     """
     if isinstance(multiplier, (numbers.Number, bool)):
         multiplier = check_positive_int("multiplier", multiplier)
+    else:
+        multiplier = check_scalar_tensor(
+            "multiplier", to_tensor("multiplier", multiplier), "int"
+        )
     return keras.tree.map_structure(
         lambda x: None if x is None else ops.repeat(x, multiplier, axis=0),
         state,
@@ -60,7 +69,36 @@ def gather_state(state: NestedTensor, indices: Tensor) -> NestedTensor:
 
     Returns:
         The same structure, every tensor gathered on axis 0.
+
+    Raises:
+        ValueError: for `indices` that are not 1-D integers, or, where
+            their values are known, outside the rows of `state`.
     """
+    indices = to_tensor("indices", indices)
+    dtype = keras.backend.standardize_dtype(indices.dtype)
+    if "int" not in dtype or len(indices.shape) != 1:
+        raise ValueError(
+            "`indices` must be integer row indices of shape (num_rows,). "
+            f"Received: indices.shape={shape_str(indices.shape)}, "
+            f"indices.dtype={dtype}"
+        )
+    values = concrete_value(indices)
+    leaves = [x for x in keras.tree.flatten(state) if x is not None]
+    rows = leaves[0].shape[0] if leaves else None
+    if values is not None and values.size and rows is not None and (
+        values.min() < 0 or values.max() >= rows
+    ):
+        raise ValueError(
+            f"`indices` must be row indices in [0, {rows}), the rows of "
+            f"`state`. Received: indices={values.tolist()}"
+        )
+    return take_rows(state, indices)
+
+
+def take_rows(state: NestedTensor, indices: Tensor) -> NestedTensor:
+    """`gather_state` without its checks, for the decoders' loops (their
+    indices are right by construction, and reading them at every step
+    would cost a device sync)."""
     return keras.tree.map_structure(
         lambda x: None if x is None else ops.take(x, indices, axis=0), state
     )

@@ -3,9 +3,13 @@
 
 from typing import Optional
 
+import keras
 from keras import ops
 
+from keras_attention.checks import check_mask
 from keras_attention.checks import shape_str
+from keras_attention.checks import to_tensor
+from keras_attention.decoding.args import check_token_id
 from keras_attention.typing import IntOrTensor
 from keras_attention.typing import Tensor
 
@@ -27,26 +31,60 @@ def unknown_source_positions(
             `None`.
 
     Returns:
-        int32 `(batch_size, L)`: `argmax_i attention[b, t, i]` where
-        `target_tokens[b, t]` is `unknown_token`, `-1` elsewhere.
+        int32 `(batch_size, L)`: `argmax_i attention[b, t, i]` over the
+        real (unmasked, not NaN) positions where `target_tokens[b, t]` is
+        `unknown_token`, `-1` elsewhere and where the row has no real
+        position.
 
     Raises:
-        ValueError: on inputs of the wrong ranks.
+        ValueError: on inputs of the wrong ranks, dtypes or shapes (the
+            batch size, `L` and `S` must agree).
     """
-    target_tokens = ops.convert_to_tensor(target_tokens)
-    attention = ops.convert_to_tensor(attention)
-    if len(target_tokens.shape) != 2 or len(attention.shape) != 3:
+    target_tokens = to_tensor("target_tokens", target_tokens)
+    attention = to_tensor("attention", attention)
+    if len(target_tokens.shape) != 2 or len(attention.shape) != 3 or any(
+        a is not None and b is not None and a != b
+        for a, b in zip(target_tokens.shape, attention.shape[:2])
+    ):
         raise ValueError(
             "`target_tokens` must be (batch_size, L) and `attention` "
-            "(batch_size, L, S). Received: target_tokens.shape="
-            f"{shape_str(target_tokens.shape)}, attention.shape="
-            f"{shape_str(attention.shape)}"
+            "(batch_size, L, S), of the same batch_size and L. Received: "
+            f"target_tokens.shape={shape_str(target_tokens.shape)}, "
+            f"attention.shape={shape_str(attention.shape)}"
         )
+    _check_dtype("target_tokens", target_tokens, "int")
+    _check_dtype("attention", attention, "float")
+    unknown_token = check_token_id("unknown_token", unknown_token)
+    batch, _, length = attention.shape
     if source_mask is not None:
-        mask = ops.expand_dims(ops.cast(source_mask, "bool"), 1)
-        attention = ops.where(mask, attention, -1.0)
-    positions = ops.cast(ops.argmax(attention, axis=-1), "int32")
+        source_mask = to_tensor("source_mask", source_mask)
+    mask = check_mask(
+        "unknown_source_positions", "source_mask", source_mask,
+        (batch, length),
+    )
+    attention = ops.cast(attention, "float32")
+    # Masked and NaN weights are replaced before the argmax; a row with no
+    # real source position copies nothing.
+    valid = ops.logical_not(ops.isnan(attention))
+    if mask is not None:
+        valid = ops.logical_and(valid, ops.expand_dims(mask, 1))
+    scores = ops.where(valid, attention, -float("inf"))
+    # One more column, never chosen: an argmax needs one (a source of
+    # length 0).
+    scores = ops.pad(scores, [[0, 0], [0, 0], [0, 1]],
+                     constant_values=-float("inf"))
+    positions = ops.cast(ops.argmax(scores, axis=-1), "int32")
+    positions = ops.where(ops.any(valid, axis=-1), positions, -1)
     return ops.where(ops.equal(target_tokens, unknown_token), positions, -1)
+
+
+def _check_dtype(name: str, tensor: Tensor, kind: str) -> None:
+    dtype = keras.backend.standardize_dtype(tensor.dtype)
+    if kind not in dtype:
+        expected = "integer token ids" if kind == "int" else "float weights"
+        raise ValueError(
+            f"`{name}` must be {expected}. Received: {name}.dtype={dtype}"
+        )
 
 
 def replace_unknown(
@@ -76,24 +114,35 @@ def replace_unknown(
             `None`.
 
     Returns:
-        `target_tokens` with the unknown tokens replaced.
+        `target_tokens` with the unknown tokens replaced; an unknown token
+        whose source row has no real position stays unknown.
 
     Raises:
-        ValueError: on inputs of the wrong ranks.
+        ValueError: on inputs of the wrong ranks, dtypes or shapes.
     """
-    source_tokens = ops.convert_to_tensor(source_tokens)
-    if len(source_tokens.shape) != 2:
+    source_tokens = to_tensor("source_tokens", source_tokens)
+    attention = to_tensor("attention", attention)
+    expected = (None, None)
+    if len(attention.shape) == 3:
+        expected = (attention.shape[0], attention.shape[2])
+    if len(source_tokens.shape) != 2 or any(
+        a is not None and b is not None and a != b
+        for a, b in zip(source_tokens.shape, expected)
+    ):
         raise ValueError(
-            "`source_tokens` must be (batch_size, S). Received: "
-            f"source_tokens.shape={shape_str(source_tokens.shape)}"
+            "`source_tokens` must be (batch_size, S), as `attention` "
+            "(batch_size, L, S). Received: "
+            f"source_tokens.shape={shape_str(source_tokens.shape)}, "
+            f"attention.shape={shape_str(attention.shape)}"
         )
-    target_tokens = ops.convert_to_tensor(target_tokens)
+    _check_dtype("source_tokens", source_tokens, "int")
+    target_tokens = to_tensor("target_tokens", target_tokens)
     positions = unknown_source_positions(
         target_tokens, attention, unknown_token, source_mask
     )
-    copied = ops.take_along_axis(
-        source_tokens, ops.maximum(positions, 0), axis=1
-    )
+    # (One more column: the gather needs one for a source of length 0.)
+    padded = ops.pad(source_tokens, [[0, 0], [0, 1]])
+    copied = ops.take_along_axis(padded, ops.maximum(positions, 0), axis=1)
     return ops.where(
         positions >= 0, ops.cast(copied, target_tokens.dtype), target_tokens
     )
