@@ -1,18 +1,19 @@
-"""`TranslatorModule`: the `tf.Module` that the examples export.
+"""`TranslatorModule`: strings in, strings out, as a SavedModel.
 
-It holds the source and target processors (`examples.nmt.text` or
-`examples.g2p.text`) and one trained `model.Seq2Seq` (or an ensemble of
-them), and each of its `tf.function`s goes from a batch of raw strings to
-translations with TensorFlow ops only, through one decoder of
-`keras_attention.decoding`. `examples.nmt.export` saves it with one
+TensorFlow: a `tf.Module` for `tf.saved_model.save`. It holds a source and
+a target tokenizer (any `Tokenizer`: the examples pass tensorflow-text
+WordPiece or fixed-vocabulary processors) and one trained `Seq2Seq` (or an
+ensemble of them), and each of its `tf.function`s goes from a batch of raw
+strings to translations with TensorFlow ops only, through one decoder of
+`keras_attention.decoding`. `export.export_saved_model` saves it with one
 signature per function (see docs/nmt.md, "Serving").
 """
 
 import keras
 import tensorflow as tf
 
-from examples.nmt import serving_ops
-from examples.nmt import text as text_lib
+from keras_attention.seq2seq import tokens as text_lib
+from keras_attention.seq2seq.serving import serving_ops
 from keras_attention.decoding import beam_search_decode
 from keras_attention.decoding import beam_search_nbest
 from keras_attention.decoding import ensemble_state
@@ -57,11 +58,11 @@ class TranslatorModule(tf.Module):
     """Raw strings in, translations, tokens and attention out.
 
     Args:
-        seq2seq: A trained `model.Seq2Seq`, or a sequence of them over the
+        seq2seq: A trained `Seq2Seq`, or a sequence of them over the
             same vocabularies: an ensemble, whose step averages the members'
             probabilities (`keras_attention.decoding.ensemble_step`).
-        source_processor: `text.TextProcessor` of the source side.
-        target_processor: `text.TextProcessor` of the target side.
+        source_processor: The source `Tokenizer`.
+        target_processor: The target `Tokenizer`.
         max_output_tokens: Longest translation in tokens. Defaults to
             `MAX_OUTPUT_TOKENS`.
         length_penalty: GNMT `alpha` of beam search. Defaults to
@@ -115,7 +116,7 @@ class TranslatorModule(tf.Module):
         # step-wise model while `AttentionRNN` could not be traced with
         # unknown lengths).
         self.model_variables = [
-            v.value for m in members for v in m.training_model.variables
+            v.value for m in members for v in m.variables
         ]
         self.seed_state = [self.seed_generator.state.value]
 

@@ -1,4 +1,7 @@
-"""The alignment heads of the NMT example (`--alignment-head`).
+"""The small layers of `Seq2Seq` and its alignment heads.
+
+`DropMask` and `BridgeDropout` serve the encoder-decoder itself; the rest is
+the alignment heads (`alignment_head` of `Seq2Seq`).
 
 A second attention that `align` reads, beside the translation attention,
 which is left as it is (docs/alignment.md):
@@ -12,8 +15,8 @@ which is left as it is (docs/alignment.md):
   same AER: 11.7 against 11.8 %, docs/alignment.md.)
 - `lexical`, unsupervised: `LexicalAlignment` below.
 
-`make_layers` builds a head's layers (named as the weights files know
-them), `outputs` wires them into the functional models of `model.Seq2Seq`.
+`make_head_layers` builds a head's layers (named as the weights files know
+them), `head_outputs` wires them into the functional graph of `Seq2Seq`.
 
 The lexical head is a neural IBM Model 1 on top of the decoder: at step `t` an attention
 `a_t = softmax_i(score(s_t, h_i))` over the source, queried by the decoder
@@ -41,11 +44,59 @@ reference links.
 import keras
 from keras import ops
 
-import keras_attention
+from keras_attention.multiplicative_attention import MultiplicativeAttention
 
 # Log-probability of a masked source position (finite: no NaN in the
 # gradient of a row whose positions are all masked).
 _MASKED = -1e9
+
+
+# The layers of this module keep the names they were first registered
+# under (package "nmt"), so that `.keras` files saved before load with
+# `safe_mode=True`.
+@keras.saving.register_keras_serializable(package="nmt", name="_DropMask")
+class DropMask(keras.layers.Layer):
+    """Identity that removes the Keras mask."""
+
+    def __init__(self, **kwargs):
+        # No autocast: the float32 logits stay float32 under mixed precision.
+        kwargs.setdefault("autocast", False)
+        super().__init__(**kwargs)
+        self.supports_masking = True
+
+    def call(self, inputs):
+        # A new tensor: the input tensor object itself carries the mask.
+        return ops.copy(inputs)
+
+    def compute_mask(self, inputs, mask=None):
+        return None
+
+
+@keras.saving.register_keras_serializable(package="nmt")
+class BridgeDropout(keras.layers.Layer):
+    """In training, zeroes the bridge (all its states) of a random share
+    `rate` of the sentences: their decoder starts from zeros and can learn
+    about the source only through the attention. Identity in inference.
+    """
+
+    def __init__(self, rate, seed=None, **kwargs):
+        super().__init__(**kwargs)
+        self.rate = rate
+        self.seed = seed
+        self.seed_generator = keras.random.SeedGenerator(seed)
+
+    def call(self, states, training=False):
+        if not training:
+            return [ops.copy(s) for s in states]
+        batch = ops.shape(states[0])[0]
+        draw = keras.random.uniform((batch, 1), seed=self.seed_generator)
+        keep = ops.cast(ops.greater_equal(draw, self.rate), states[0].dtype)
+        return [s * keep for s in states]
+
+    def get_config(self):
+        config = super().get_config()
+        config.update({"rate": self.rate, "seed": self.seed})
+        return config
 
 
 @keras.saving.register_keras_serializable(package="nmt")
@@ -148,33 +199,33 @@ def next_tokens(target_in, end_id):
     return ops.where(last, ops.cast(end_id, target_in.dtype), shifted)
 
 
-def make_layers(config) -> dict:
-    """The layers of `config.alignment_head` (a `ModelConfig`), by name."""
-    head = config.alignment_head
+def make_head_layers(head, units, target_vocab_size) -> dict:
+    """The layers of alignment head `head` (`"off"`, `"guided"`,
+    `"lexical"`), by name; `units` are the decoder's."""
     if head == "off":
         return {}
     layers = {
-        "alignment_attention": keras_attention.MultiplicativeAttention(
+        "alignment_attention": MultiplicativeAttention(
             name="alignment_attention"
         )
     }
     if head == "lexical":
         layers["lexical_alignment"] = LexicalAlignment(
-            config.target_vocab_size, name="lexical_alignment"
+            target_vocab_size, name="lexical_alignment"
         )
     else:
         layers["alignment_query"] = keras.layers.Dense(
-            config.decoder_units, activation="tanh", name="alignment_query"
+            units, activation="tanh", name="alignment_query"
         )
     return layers
 
 
-def outputs(layers, head, predicted, decoded, keys, source_embedded,
+def head_outputs(layers, head, predicted, decoded, keys, source_embedded,
             source_mask, embed):
     """The head's `(aligned, nll)` on symbolic tensors.
 
     Args:
-        layers: `make_layers`' dict.
+        layers: `make_head_layers`' dict.
         head: `"guided"` or `"lexical"`.
         predicted: `(batch, T)` ids of the token each step predicts
             (`next_tokens`).

@@ -19,9 +19,9 @@ slices of a repeated row, which the dense kernel cannot reproduce.
 """
 
 import keras
-import tensorflow as tf
 
 
+# Registered under its first package name, so that saved models load.
 @keras.saving.register_keras_serializable(package="examples.nmt")
 class FusedAdam(keras.optimizers.Adam):
     """`keras.optimizers.Adam` whose update is TensorFlow's fused kernel.
@@ -30,11 +30,11 @@ class FusedAdam(keras.optimizers.Adam):
     """
 
     def update_step(self, gradient, variable, learning_rate):
-        if (
-            self.amsgrad
-            or keras.backend.backend() != "tensorflow"
-            or isinstance(gradient, tf.IndexedSlices)
-        ):
+        if self.amsgrad or keras.backend.backend() != "tensorflow":
+            return super().update_step(gradient, variable, learning_rate)
+        import tensorflow as tf
+
+        if isinstance(gradient, tf.IndexedSlices):
             return super().update_step(gradient, variable, learning_rate)
         dtype = variable.dtype
         step = tf.cast(self.iterations + 1, dtype)

@@ -16,7 +16,7 @@
 
 import tensorflow as tf
 
-from examples.nmt import text as text_lib
+from keras_attention.seq2seq import tokens as text_lib
 from keras_attention.decoding import NEG_INF
 from keras_attention.decoding import unknown_source_positions
 
