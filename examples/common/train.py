@@ -59,7 +59,7 @@ def check_alignment_head(model_config, train_config):
     """A `ValueError` for a guided alignment head without reference links,
     or the unsupervised lexical head with them."""
     head = model_config.alignment_head
-    guided = getattr(train_config, "guided_alignment", None)
+    guided = train_config.guided_alignment
     if head == "guided" and not guided:
         raise ValueError(
             "The guided alignment head learns from reference links only: "
@@ -72,6 +72,22 @@ def check_alignment_head(model_config, train_config):
             "links use `alignment_head='guided'` (or 'off'). Received: "
             f"alignment_head='lexical', guided_alignment={guided!r}"
         )
+
+
+def compile_model(seq2seq, train_config, total_steps):
+    """Compiles `seq2seq` as a `TrainConfig` says, over `total_steps`
+    steps (`keras_attention.seq2seq.training.compile_seq2seq`)."""
+    guided = train_config.guided_alignment
+    training.compile_seq2seq(
+        seq2seq, train_config.learning_rate, train_config.warmup_steps,
+        total_steps,
+        label_smoothing=train_config.label_smoothing,
+        guided_alignment_type=(
+            train_config.guided_alignment_type if guided else None
+        ),
+        guided_alignment_weight=train_config.guided_alignment_weight,
+        jit_compile=acceleration.jit_compile_setting(train_config.jit_compile),
+    )
 
 
 def fit(
@@ -107,7 +123,7 @@ def fit(
         global policy is left as it was.
     """
     check_alignment_head(model_config, train_config)
-    guided = getattr(train_config, "guided_alignment", None)
+    guided = train_config.guided_alignment
     if bool(guided) != (links is not None):
         raise ValueError(
             "`links` must be given exactly when `guided_alignment` is set "
@@ -120,20 +136,9 @@ def fit(
     policy = acceleration.mixed_precision_policy(train_config.mixed_precision)
     # The policy applies to this model's layers only (see `acceleration`).
     with strategy.scope(), acceleration.dtype_policy(policy):
-        seq2seq = Seq2Seq(**model_config.model_arguments())
-        training.compile_seq2seq(
-            seq2seq, train_config.learning_rate, train_config.warmup_steps,
-            steps_per_epoch * train_config.epochs,
-            label_smoothing=train_config.label_smoothing,
-            guided_alignment_type=(
-                train_config.guided_alignment_type if guided else None
-            ),
-            guided_alignment_weight=getattr(
-                train_config, "guided_alignment_weight", 1.0
-            ),
-            jit_compile=acceleration.jit_compile_setting(
-                train_config.jit_compile
-            ),
+        seq2seq = build_model(model_config)
+        compile_model(
+            seq2seq, train_config, steps_per_epoch * train_config.epochs
         )
     # Under XLA (Keras' "auto" resolved: off where a layer cannot compile,
     # e.g. a cuDNN LSTM) every new batch shape compiles the train step
@@ -177,3 +182,8 @@ def fit(
         f"{'on' if fixed_shapes else 'off'}) -> {run_dir}"
     )
     return seq2seq, record
+
+
+def build_model(model_config):
+    """The `Seq2Seq` of a `ModelConfig` (vocabulary sizes set)."""
+    return Seq2Seq(**model_config.model_arguments())

@@ -49,7 +49,7 @@ def make_dataset(
     fixed_shapes=False,
     lexical=False,
 ):
-    """`tf.data` pipeline of `({"source_ids", "target_in"}, targets)`.
+    """`tf.data` pipeline of `({"source_ids", "target_in"}, target_out)`.
 
     Args:
         corpus: An object with `pairs`, a list of `(source, target)`
@@ -65,14 +65,15 @@ def make_dataset(
     similar length and little padding) or pads each batch to its longest
     sentence; prefetches.
 
-    The targets are a dict over `Seq2Seq`'s outputs: `{"logits":
-    target_out}`. With `links` (one set of `(source column, target row)`
-    token links per pair), `"alignment"` is added: the dense `(T, S)`
+    The targets are `target_out` (`Seq2Seq` reads a tensor as the
+    `"logits"` target), or a dict over its outputs: with `links` (one set
+    of `(source column, target row)` token links per pair), `{"logits":
+    target_out, "alignment": reference}`, the dense `(T, S)`
     reference of each pair (1 at each link), padded with -1
     (`keras_attention.alignment.GuidedAlignmentLoss`).
 
     With `lexical` (the lexical alignment head), `"lexical": target_out`
-    is added (the head's loss masks by the same ids).
+    is in the dict (the head's loss masks by the same ids).
 
     With `fixed_shapes`, every batch is padded to the longest length its
     bucket can hold (`padded_widths`), not to its own longest sentence:
@@ -167,6 +168,8 @@ def make_dataset(
         source = tf.cast(source, tf.int32)
         target = tf.cast(target, tf.int32)
         inputs = {"source_ids": source, "target_in": target[:, :-1]}
+        if not (lexical or reference):
+            return inputs, target[:, 1:]
         targets = {"logits": target[:, 1:]}
         if lexical:
             targets["lexical"] = target[:, 1:]

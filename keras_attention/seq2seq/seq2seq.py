@@ -75,7 +75,8 @@ class Seq2Seq(keras.Model):
     head's weights, or the attention without a head) and, with
     `alignment_head="lexical"`, `"lexical"` `(batch_size, T)`, the head's
     per-token negative log-likelihood (a second training loss). Compile
-    with a dict of losses over the outputs that train (the others get none).
+    with a dict of losses over the outputs that train, and give `fit` the
+    targets of those (a tensor alone is the `"logits"` target).
 
     Args:
         source_vocab_size: Size of the source vocabulary.
@@ -449,6 +450,29 @@ class Seq2Seq(keras.Model):
             {"source_ids": source_ids, "target_in": target_in},
             training=False,
         )["alignment"]
+
+    # ------------------------------------------------------------------
+    # Training: targets for the outputs that train only.
+    def _all_targets(self, y, y_pred):
+        """`y` as a dict over every output: a tensor is the `"logits"`
+        target; outputs without a target (no loss) get their prediction."""
+        if y is None or not isinstance(y_pred, dict):
+            return y
+        y = dict(y) if isinstance(y, dict) else {"logits": y}
+        for name, value in y_pred.items():
+            y.setdefault(name, value)
+        return y
+
+    def compute_loss(self, x=None, y=None, y_pred=None, sample_weight=None,
+                     training=True):
+        return super().compute_loss(
+            x, self._all_targets(y, y_pred), y_pred, sample_weight, training
+        )
+
+    def compute_metrics(self, x, y, y_pred, sample_weight=None):
+        return super().compute_metrics(
+            x, self._all_targets(y, y_pred), y_pred, sample_weight
+        )
 
     def get_config(self):
         return {

@@ -3,7 +3,10 @@ vocabularies, final weights) and `expected.json`, the greedy translations
 and attention of a few dates as the code of the time gave them.
 
 `tests/test_compat_run.py` loads the run with the current code and checks
-that it translates the same. Run from the repository root:
+that it translates the same (`outputs` follows the current API; the data
+were written by the version of the commit that added them, when the
+example's model was a plain class of seven `keras.Model`s). Run from the
+repository root:
 
     python -m tests.data.compat.make_nmt_run
 """
@@ -57,7 +60,7 @@ def outputs(run_dir):
     import tensorflow as tf
 
     from examples.nmt import run as run_lib
-    from examples.nmt.translator import TranslatorModule
+    from keras_attention.seq2seq.serving import TranslatorModule
 
     seq2seq, source, target, _ = run_lib.load_trained(run_dir)
     module = TranslatorModule(seq2seq, source, target)
