@@ -1,7 +1,8 @@
 """The small layers of `Seq2Seq` and its alignment heads.
 
-`DropMask` and `BridgeDropout` serve the encoder-decoder itself; the rest is
-the alignment heads (`alignment_head` of `Seq2Seq`).
+`make_attention` (the attention of a score's name), `DropMask` and
+`BridgeDropout` serve the encoder-decoder itself; the rest is the
+alignment heads (`alignment_head` of `Seq2Seq`).
 
 A second attention that `align` reads, beside the translation attention,
 which is left as it is (docs/alignment.md):
@@ -44,7 +45,30 @@ reference links.
 import keras
 from keras import ops
 
+from keras_attention.additive_attention import AdditiveAttention
+from keras_attention.dot_attention import DotAttention
+from keras_attention.location_sensitive_attention import (
+    LocationSensitiveAttention,
+)
+from keras_attention.monotonic_attention import BahdanauMonotonicAttention
 from keras_attention.multiplicative_attention import MultiplicativeAttention
+
+def make_attention(score, units):
+    """The attention layer of `score` (`units`: additive hidden size)."""
+    if score == "dot":
+        return DotAttention(name="attention")
+    if score == "general":
+        return MultiplicativeAttention(name="attention")
+    if score == "location":
+        return LocationSensitiveAttention(units=units, name="attention")
+    if score == "monotonic":
+        # The parallel (expected) alignment serves training and decoding:
+        # without sigmoid noise in training, hard decoding would not match.
+        return BahdanauMonotonicAttention(
+            units=units, normalize=True, mode="parallel", name="attention"
+        )
+    return AdditiveAttention(units=units, name="attention")
+
 
 # Log-probability of a masked source position (finite: no NaN in the
 # gradient of a row whose positions are all masked).

@@ -23,48 +23,34 @@ encoder output, so that the dot score applies and the encoder's final
 states initialise every decoder layer (the bridge).
 
 Vocabularies follow one convention: id 0 is padding, 2 `[START]` and 3
-`[END]` (`tokens.py`). The model runs on every Keras backend.
+`[END]` (`tokens.py`). The model runs on every Keras backend; its decoding
+methods (`encode`, `step`, `generate`, `align`) are in `generation.py`.
 """
 
 import keras
 from keras import ops
 
-from keras_attention import decoding
-from keras_attention.additive_attention import AdditiveAttention
 from keras_attention.attention_rnn import AttentionRNN
 from keras_attention.attention_wrapper import AttentionWrapper
 from keras_attention.attentional_output import AttentionalOutput
-from keras_attention.dot_attention import DotAttention
-from keras_attention.location_sensitive_attention import (
-    LocationSensitiveAttention,
-)
 from keras_attention.lstm import LSTM
-from keras_attention.monotonic_attention import BahdanauMonotonicAttention
-from keras_attention.multiplicative_attention import MultiplicativeAttention
 from keras_attention.seq2seq import layers as layers_lib
+from keras_attention.seq2seq.generation import Generation
 from keras_attention.seq2seq.tokens import END_ID
-from keras_attention.seq2seq.tokens import START_ID
 
 
-def make_attention(score, units):
-    """The attention layer of `score` (`units`: additive hidden size)."""
-    if score == "dot":
-        return DotAttention(name="attention")
-    if score == "general":
-        return MultiplicativeAttention(name="attention")
-    if score == "location":
-        return LocationSensitiveAttention(units=units, name="attention")
-    if score == "monotonic":
-        # The parallel (expected) alignment serves training and decoding:
-        # without sigmoid noise in training, hard decoding would not match.
-        return BahdanauMonotonicAttention(
-            units=units, normalize=True, mode="parallel", name="attention"
-        )
-    return AdditiveAttention(units=units, name="attention")
+# The constructor arguments, in order (`get_config`).
+_ARGUMENTS = (
+    "source_vocab_size", "target_vocab_size", "model", "score", "cell",
+    "bidirectional", "embedding_dim", "units", "encoder_layers",
+    "decoder_layers", "dropout", "attention_units", "bridge",
+    "bridge_dropout", "attend_source_end", "unattended_source_ids",
+    "attention_keys", "attention_values", "alignment_head",
+)
 
 
 @keras.saving.register_keras_serializable(package="keras_attention")
-class Seq2Seq(keras.Model):
+class Seq2Seq(Generation, keras.Model):
     """An attentional encoder-decoder: teacher forcing, decoding, alignment.
 
     A functional model with inputs `{"source_ids", "target_in"}` (int
@@ -176,7 +162,7 @@ class Seq2Seq(keras.Model):
                 )
             self.encoder_rnns.append(layer)
         self.dropout_layer = keras.layers.Dropout(dropout, name="dropout")
-        self.attention = make_attention(
+        self.attention = layers_lib.make_attention(
             score, attention_units or decoder_units
         )
         self.output_projection = keras.layers.Dense(
@@ -353,105 +339,6 @@ class Seq2Seq(keras.Model):
         return outputs
 
     # ------------------------------------------------------------------
-    # The `keras_attention.decoding` step protocol.
-    def encode(self, source_ids):
-        """The initial decoding state of source ids `(batch, S)`: a dict
-        with `memory`, `keys` (the attention's projected memory) and
-        `memory_mask`, and the decoder RNN states."""
-        memory, states, embedded = self._encode(source_ids, training=False)
-        memory = ops.copy(memory)
-        source_mask = self.memory_mask(source_ids)
-        if not self.bridge:
-            states = [ops.zeros_like(s) for s in states]
-        if self.model == "stepwise":
-            return self.wrapper.get_initial_state(
-                memory, memory_mask=source_mask,
-                cell_state=self._cell_state(states),
-            )
-        key, value = self._keys_values(memory, embedded)
-        state = self.attention.prepare_memory(
-            value, key=key, value_mask=source_mask
-        )
-        state["rnn"] = [list(states) for _ in self.decoder_rnns]
-        return state
-
-    def step(self, tokens, state):
-        """One decoder step: `(log_probs, new_state, attention)`.
-
-        Args:
-            tokens: int `(batch,)`, the previous target tokens.
-            state: The dict of `encode` (or of the previous step).
-        """
-        # The lookup without the layer call: a step has no padding to mask.
-        y = ops.cast(
-            ops.take(self.target_embedding.embeddings, tokens, axis=0),
-            self.target_embedding.compute_dtype,
-        )
-        if self.model == "stepwise":
-            output, new_state, weights = self.wrapper.step(
-                y, state, training=False
-            )
-        else:
-            new_rnn = []
-            for rnn, layer_state in zip(self.decoder_rnns, state["rnn"]):
-                y, layer_new = rnn.cell(y, list(layer_state), training=False)
-                new_rnn.append(list(layer_new))
-            context, weights = self.attention.attend(
-                y, state["memory"], state["keys"],
-                value_mask=state["memory_mask"],
-            )
-            output = self.attentional_output(context, y)
-            new_state = dict(state)
-            new_state["rnn"] = new_rnn
-        logits = ops.cast(self.output_projection(output), "float32")
-        return (
-            ops.log_softmax(logits, axis=-1), new_state,
-            ops.cast(weights, "float32"),
-        )
-
-    def generate(self, source_ids, max_length=64, strategy="greedy",
-                 **options):
-        """Decodes source ids `(batch, S)` with `keras_attention.decoding`.
-
-        Args:
-            source_ids: int `(batch, S)`, 0 = padding.
-            max_length: Longest output in tokens. Defaults to `64`.
-            strategy: `"greedy"`, `"beam"` (`beam_search_decode`),
-                `"nbest"` (`beam_search_nbest`, give `n_best`) or
-                `"sample"` (`sample_decode`). Defaults to `"greedy"`.
-            **options: More arguments of that decoder (`beam_width`,
-                `temperature`, `seed`, ...).
-
-        Returns:
-            The decoder's dict (`tokens`, `lengths`, `scores`, ...).
-        """
-        decoders = {
-            "greedy": decoding.greedy_decode,
-            "beam": decoding.beam_search_decode,
-            "nbest": decoding.beam_search_nbest,
-            "sample": decoding.sample_decode,
-        }
-        if strategy not in decoders:
-            raise ValueError(
-                f"`strategy` must be one of {sorted(decoders)}. Received: "
-                f"strategy={strategy!r}"
-            )
-        source_ids = ops.convert_to_tensor(source_ids, "int32")
-        start = ops.full((ops.shape(source_ids)[0],), START_ID, "int32")
-        return decoders[strategy](
-            self.step, start, self.encode(source_ids), END_ID, max_length,
-            **options,
-        )
-
-    def align(self, source_ids, target_in):
-        """The `(batch, T, S)` weights word alignment reads (the alignment
-        head's, or the attention's), teacher-forced."""
-        return self(
-            {"source_ids": source_ids, "target_in": target_in},
-            training=False,
-        )["alignment"]
-
-    # ------------------------------------------------------------------
     # Training: targets for the outputs that train only.
     def _all_targets(self, y, y_pred):
         """`y` as a dict over every output: a tensor is the `"logits"`
@@ -475,29 +362,10 @@ class Seq2Seq(keras.Model):
         )
 
     def get_config(self):
-        return {
-            "name": self.name,
-            "trainable": self.trainable,
-            "source_vocab_size": self.source_vocab_size,
-            "target_vocab_size": self.target_vocab_size,
-            "model": self.model,
-            "score": self.score,
-            "cell": self.cell,
-            "bidirectional": self.bidirectional,
-            "embedding_dim": self.embedding_dim,
-            "units": self.units,
-            "encoder_layers": self.encoder_layers,
-            "decoder_layers": self.decoder_layers,
-            "dropout": self.dropout,
-            "attention_units": self.attention_units,
-            "bridge": self.bridge,
-            "bridge_dropout": self.bridge_dropout,
-            "attend_source_end": self.attend_source_end,
-            "unattended_source_ids": list(self.unattended_source_ids),
-            "attention_keys": self.attention_keys,
-            "attention_values": self.attention_values,
-            "alignment_head": self.alignment_head,
-        }
+        config = {"name": self.name, "trainable": self.trainable}
+        config.update({name: getattr(self, name) for name in _ARGUMENTS})
+        config["unattended_source_ids"] = list(self.unattended_source_ids)
+        return config
 
     @classmethod
     def from_config(cls, config):
