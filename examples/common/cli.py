@@ -29,28 +29,6 @@ def quiet_tensorflow():
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 
-class LazyChoices:
-    """The `choices` of an argument, read from `module.name` when first
-    needed (checking a value, printing that command's help), so that
-    building a parser imports no library module (and no TensorFlow).
-    Give the argument a `metavar`: argparse formats one at once."""
-
-    def __init__(self, module, name):
-        self.module = module
-        self.name = name
-
-    def _values(self):
-        import importlib
-
-        return getattr(importlib.import_module(self.module), self.name)
-
-    def __contains__(self, value):
-        return value in self._values()
-
-    def __iter__(self):
-        return iter(self._values())
-
-
 def _dest(section, name):
     return f"{section}.{name}"
 

@@ -120,6 +120,9 @@ def cmd_align(args):
             f"written one line per pair). Received: {corpus.skipped} "
             f"malformed lines ({dict(corpus.reasons)}) in {args.data}"
         )
+    if args.reverse_run:
+        # The method checked (by the library) before any model runs.
+        al.symmetrize(set(), set(), args.symmetrize)
     links = align_lib.align_run(
         args.run, corpus.pairs, reverse_run=args.reverse_run,
         symmetrize=args.symmetrize, batch_size=args.batch_size,
@@ -181,11 +184,10 @@ def add_alignment_commands(sub):
         "symmetrized with the forward ones",
     )
     p.add_argument(
-        "--symmetrize", default="grow-diag-final-and",
-        choices=common_cli.LazyChoices(
-            "keras_attention.alignment.symmetrization", "METHODS"
-        ),
-        metavar="METHOD", help="%(choices)s (default: %(default)s)",
+        "--symmetrize", default="grow-diag-final-and", metavar="METHOD",
+        help="a method of keras_attention.alignment.symmetrize (checked "
+        "there): intersection, union or a grow variant (default: "
+        "%(default)s)",
     )
     p.add_argument(
         "--shift", action="store_true",
