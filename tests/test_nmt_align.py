@@ -15,7 +15,7 @@ from examples.nmt import align  # noqa: E402
 from keras_attention.seq2seq import layers as alignment_head  # noqa: E402
 from examples.nmt import cli  # noqa: E402
 from examples.nmt import config as config_lib  # noqa: E402
-from examples.common import train as model_lib  # noqa: E402
+from keras_attention.seq2seq.tokens import END_ID  # noqa: E402
 from examples.nmt import pipeline  # noqa: E402
 from keras_attention.seq2seq import dataset as dataset_lib  # noqa: E402
 from examples.nmt import run as run_lib  # noqa: E402
@@ -91,15 +91,13 @@ class _FixedAttention:
     def __init__(self, row=None):
         self.row = row or (lambda r, n: np.eye(n)[(r - 1) % 3])
 
-    def attention_model(self, inputs, training=False):
+    def __call__(self, inputs, training=False):
         batch, rows = inputs["target_in"].shape
         columns = inputs["source_ids"].shape[1]
         weights = np.zeros((batch, rows, columns), "float32")
         for r in range(rows):
             weights[:, r] = self.row(r, columns)
-        return weights
-
-    alignment_model = attention_model
+        return {"attention": weights, "alignment": weights}
 
 
 def _abc_xyz(tmp_path):
@@ -373,7 +371,7 @@ def test_alignment_head_learns_the_links_the_attention_is_left_free(tmp_path):
     test = pairs[:60]
     assert _agreement(align.align_run(run_dir, test), reference[:60]) > 0.8
     seq2seq, source, target, _ = run_lib.load_trained(run_dir)
-    assert seq2seq.alignment_model is not seq2seq.attention_model
+    assert seq2seq.alignment_head == "guided"
     head = align.attention_word_links(seq2seq, source, target, test)
     assert _agreement(head, reference[:60]) > 0.8
     for (w, _, _) in align.teacher_forced_attention(
@@ -381,8 +379,9 @@ def test_alignment_head_learns_the_links_the_attention_is_left_free(tmp_path):
     ):
         np.testing.assert_allclose(w.sum(-1), 1.0, rtol=1e-5)
     # The translation attention, unsupervised, does not follow them.
-    seq2seq.alignment_model = seq2seq.attention_model
-    plain = align.attention_word_links(seq2seq, source, target, test)
+    plain = align.attention_word_links(
+        seq2seq, source, target, test, output="attention"
+    )
     assert _agreement(plain, reference[:60]) < 0.5
 
 
@@ -430,8 +429,9 @@ def test_lexical_alignment_head_aligns_without_links(tmp_path):
     lexical = right / sum(len(p) for p in links)
     assert lexical > 0.85, lexical
     # The translation attention alone, not trained for it, does worse.
-    seq2seq.alignment_model = seq2seq.attention_model
-    plain = align.attention_word_links(seq2seq, source, target, test)
+    plain = align.attention_word_links(
+        seq2seq, source, target, test, output="attention"
+    )
     plain_right = sum(
         s.split()[i][1:-1] == t.split()[j][1:-1]
         for (s, t), pair in zip(test, plain) for i, j in pair
@@ -442,7 +442,7 @@ def test_lexical_alignment_head_aligns_without_links(tmp_path):
 def test_next_tokens_rebuild_target_out():
     target = np.array([[1, 5, 6, 3], [1, 7, 3, 0], [1, 3, 0, 0]], "int32")
     target_in, target_out = target[:, :-1], target[:, 1:]
-    rebuilt = np.asarray(alignment_head.next_tokens(target_in, model_lib.END_ID))
+    rebuilt = np.asarray(alignment_head.next_tokens(target_in, END_ID))
     # Row 0 is the longest (its [END] is only in target_out); the others
     # end inside target_in.
     np.testing.assert_array_equal(rebuilt, target_out)
