@@ -6,11 +6,17 @@ tokenizers (`serving.Tokenizer`), bucketed by length, optionally with the
 reference links of guided alignment.
 """
 
+from typing import Any
+from typing import List
+from typing import Optional
+from typing import Sequence
+from keras_attention.typing import Tensor
+
 import numpy as np
 import tensorflow as tf
 
 
-def _flat_links(links):
+def _flat_links(links: Any):
     """Ragged token links as a flat `(N, 2)` `[row, column]` array and row
     splits (`links[i]` is `flat[splits[i]:splits[i + 1]]`)."""
     splits = np.zeros(len(links) + 1, dtype=np.int64)
@@ -24,7 +30,9 @@ def _flat_links(links):
     return flat, splits
 
 
-def padded_widths(bucket_boundaries, max_tokens):
+def padded_widths(
+    bucket_boundaries: Optional[Sequence[int]], max_tokens: int
+) -> List[int]:
     """The padded lengths of `make_dataset(fixed_shapes=True)`: the longest
     sentence of each length bucket (`boundary - 1`, for the boundaries
     below `max_tokens`), then `max_tokens`, the longest any sentence is."""
@@ -32,23 +40,23 @@ def padded_widths(bucket_boundaries, max_tokens):
     return sorted(widths | {max_tokens})
 
 
-def _pad_columns(ids, width):
+def _pad_columns(ids: Tensor, width: int):
     return tf.pad(ids, [[0, 0], [0, width - tf.shape(ids)[1]]])
 
 
 def make_dataset(
-    corpus,
-    source_processor,
-    target_processor,
-    batch_size,
-    shuffle=False,
-    bucket_boundaries=None,
-    seed=0,
-    repeat=False,
-    links=None,
-    fixed_shapes=False,
-    lexical=False,
-):
+    corpus: Any,
+    source_processor: Any,
+    target_processor: Any,
+    batch_size: int,
+    shuffle: bool = False,
+    bucket_boundaries: Optional[Sequence[int]] = None,
+    seed: Optional[int] = 0,
+    repeat: bool = False,
+    links: Any = None,
+    fixed_shapes: bool = False,
+    lexical: bool = False,
+) -> Any:
     """`tf.data` pipeline of `({"source_ids", "target_in"}, target_out)`.
 
     Args:
@@ -96,10 +104,13 @@ def make_dataset(
     if repeat:
         ds = ds.repeat()
 
-    def tokenize(s, t, index):
+    def tokenize(s: Tensor, t: Tensor, index: Any) -> Any:
         s, t = source_processor.tokenize(s), target_processor.tokenize(t)
         return (
-            s.to_tensor(), s.row_lengths(), t.to_tensor(), t.row_lengths(),
+            s.to_tensor(),
+            s.row_lengths(),
+            t.to_tensor(),
+            t.row_lengths(),
             index,
         )
 
@@ -115,7 +126,7 @@ def make_dataset(
         flat, splits = _flat_links(links)
         flat, splits = tf.constant(flat), tf.constant(splits)
 
-        def reference(s, t, i):
+        def reference(s: Tensor, t: Tensor, i: Any) -> Any:
             pair = flat[splits[i] : splits[i + 1]]
             shape = tf.stack([tf.shape(t)[0] - 1, tf.shape(s)[0]])
             matrix = tf.scatter_nd(
@@ -136,7 +147,7 @@ def make_dataset(
     else:
         ds = ds.padded_batch(batch_size, padding_values=padding)
 
-    def pad_to_width(source, target, *reference):
+    def pad_to_width(source: Tensor, target: Any, *reference: Any) -> Any:
         # One bucket's sentences are all shorter than its boundary: the
         # first width that holds the batch's longest is the bucket's.
         longest = tf.maximum(tf.shape(source)[1], tf.shape(target)[1])
@@ -148,8 +159,11 @@ def make_dataset(
         matrix = reference[0]
         matrix = tf.pad(
             matrix,
-            [[0, 0], [0, width - 1 - tf.shape(matrix)[1]],
-             [0, width - tf.shape(matrix)[2]]],
+            [
+                [0, 0],
+                [0, width - 1 - tf.shape(matrix)[1]],
+                [0, width - tf.shape(matrix)[2]],
+            ],
             constant_values=-1.0,
         )
         return source, target, matrix
@@ -164,7 +178,7 @@ def make_dataset(
         )
         ds = ds.map(pad_to_width)
 
-    def to_inputs(source, target, *reference):
+    def to_inputs(source: Tensor, target: Any, *reference: Any) -> Any:
         source = tf.cast(source, tf.int32)
         target = tf.cast(target, tf.int32)
         inputs = {"source_ids": source, "target_in": target[:, :-1]}

@@ -18,6 +18,9 @@ update: for a sparse gradient Keras squares each slice before it sums the
 slices of a repeated row, which the dense kernel cannot reproduce.
 """
 
+from typing import Any
+from keras_attention.typing import Tensor
+
 import keras
 
 
@@ -29,7 +32,9 @@ class FusedAdam(keras.optimizers.Adam):
     Same arguments, slots, results and checkpoints as Keras' Adam.
     """
 
-    def update_step(self, gradient, variable, learning_rate):
+    def update_step(
+        self, gradient: Tensor, variable: Tensor, learning_rate: float
+    ) -> Any:
         if self.amsgrad or keras.backend.backend() != "tensorflow":
             return super().update_step(gradient, variable, learning_rate)
         import tensorflow as tf

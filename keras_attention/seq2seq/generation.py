@@ -8,6 +8,9 @@ drives the model, eagerly, in a `tf.function` or a SavedModel, on every
 backend. `Generation` is a mixin of `Seq2Seq`, not a model of its own.
 """
 
+from typing import Any
+from keras_attention.typing import Tensor
+
 from keras import ops
 
 from keras_attention import decoding
@@ -18,7 +21,7 @@ from keras_attention.seq2seq.tokens import START_ID
 class Generation:
     """Decoding with the layers of a `Seq2Seq` (mixin)."""
 
-    def encode(self, source_ids):
+    def encode(self, source_ids: Tensor) -> dict:
         """The initial decoding state of source ids `(batch, S)`: a dict
         with `memory`, `keys` (the attention's projected memory) and
         `memory_mask`, and the decoder RNN states."""
@@ -29,7 +32,8 @@ class Generation:
             states = [ops.zeros_like(s) for s in states]
         if self.model == "stepwise":
             return self.wrapper.get_initial_state(
-                memory, memory_mask=source_mask,
+                memory,
+                memory_mask=source_mask,
                 cell_state=self._cell_state(states),
             )
         key, value = self._keys_values(memory, embedded)
@@ -39,7 +43,7 @@ class Generation:
         state["rnn"] = [list(states) for _ in self.decoder_rnns]
         return state
 
-    def step(self, tokens, state):
+    def step(self, tokens: Tensor, state: Any) -> tuple:
         """One decoder step: `(log_probs, new_state, attention)`.
 
         Args:
@@ -61,7 +65,9 @@ class Generation:
                 y, layer_new = rnn.cell(y, list(layer_state), training=False)
                 new_rnn.append(list(layer_new))
             context, weights = self.attention.attend(
-                y, state["memory"], state["keys"],
+                y,
+                state["memory"],
+                state["keys"],
                 value_mask=state["memory_mask"],
             )
             output = self.attentional_output(context, y)
@@ -69,12 +75,18 @@ class Generation:
             new_state["rnn"] = new_rnn
         logits = ops.cast(self.output_projection(output), "float32")
         return (
-            ops.log_softmax(logits, axis=-1), new_state,
+            ops.log_softmax(logits, axis=-1),
+            new_state,
             ops.cast(weights, "float32"),
         )
 
-    def generate(self, source_ids, max_length=64, strategy="greedy",
-                 **options):
+    def generate(
+        self,
+        source_ids: Tensor,
+        max_length: int = 64,
+        strategy: Any = "greedy",
+        **options: Any,
+    ) -> dict:
         """Decodes source ids `(batch, S)` with `keras_attention.decoding`.
 
         Args:
@@ -103,11 +115,15 @@ class Generation:
         source_ids = ops.convert_to_tensor(source_ids, "int32")
         start = ops.full((ops.shape(source_ids)[0],), START_ID, "int32")
         return decoders[strategy](
-            self.step, start, self.encode(source_ids), END_ID, max_length,
+            self.step,
+            start,
+            self.encode(source_ids),
+            END_ID,
+            max_length,
             **options,
         )
 
-    def align(self, source_ids, target_in):
+    def align(self, source_ids: Tensor, target_in: Tensor) -> Tensor:
         """The `(batch, T, S)` weights word alignment reads (the alignment
         head's, or the attention's), teacher-forced."""
         return self(

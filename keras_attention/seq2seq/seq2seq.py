@@ -27,6 +27,11 @@ Vocabularies follow one convention: id 0 is padding, 2 `[START]` and 3
 methods (`encode`, `step`, `generate`, `align`) are in `generation.py`.
 """
 
+from typing import Any
+from typing import Optional
+from typing import Sequence
+from keras_attention.typing import Tensor
+
 import keras
 from keras import ops
 
@@ -41,11 +46,25 @@ from keras_attention.seq2seq.tokens import END_ID
 
 # The constructor arguments, in order (`get_config`).
 _ARGUMENTS = (
-    "source_vocab_size", "target_vocab_size", "model", "score", "cell",
-    "bidirectional", "embedding_dim", "units", "encoder_layers",
-    "decoder_layers", "dropout", "attention_units", "bridge",
-    "bridge_dropout", "attend_source_end", "unattended_source_ids",
-    "attention_keys", "attention_values", "alignment_head",
+    "source_vocab_size",
+    "target_vocab_size",
+    "model",
+    "score",
+    "cell",
+    "bidirectional",
+    "embedding_dim",
+    "units",
+    "encoder_layers",
+    "decoder_layers",
+    "dropout",
+    "attention_units",
+    "bridge",
+    "bridge_dropout",
+    "attend_source_end",
+    "unattended_source_ids",
+    "attention_keys",
+    "attention_values",
+    "alignment_head",
 )
 
 
@@ -106,26 +125,26 @@ class Seq2Seq(Generation, keras.Model):
 
     def __init__(
         self,
-        source_vocab_size,
-        target_vocab_size,
-        model="luong",
-        score="general",
-        cell="lstm",
-        bidirectional=True,
-        embedding_dim=64,
-        units=128,
-        encoder_layers=1,
-        decoder_layers=1,
-        dropout=0.1,
-        attention_units=None,
-        bridge=True,
-        bridge_dropout=0.0,
-        attend_source_end=True,
-        unattended_source_ids=(),
-        attention_keys="encoder",
-        attention_values="encoder",
-        alignment_head="off",
-        **kwargs,
+        source_vocab_size: int,
+        target_vocab_size: int,
+        model: str = "luong",
+        score: str = "general",
+        cell: str = "lstm",
+        bidirectional: bool = True,
+        embedding_dim: int = 64,
+        units: int = 128,
+        encoder_layers: int = 1,
+        decoder_layers: int = 1,
+        dropout: float = 0.1,
+        attention_units: Optional[int] = None,
+        bridge: bool = True,
+        bridge_dropout: float = 0.0,
+        attend_source_end: bool = True,
+        unattended_source_ids: Sequence[int] = (),
+        attention_keys: str = "encoder",
+        attention_values: str = "encoder",
+        alignment_head: str = "off",
+        **kwargs: Any,
     ):
         for name, value in (
             ("source_vocab_size", source_vocab_size),
@@ -139,18 +158,22 @@ class Seq2Seq(Generation, keras.Model):
         decoder_units = units * (2 if bidirectional else 1)
         rnn_class = LSTM if cell == "lstm" else keras.layers.GRU
 
-        def rnn(n, name):
+        def rnn(n: Any, name: str) -> Any:
             return rnn_class(
                 n, return_sequences=True, return_state=True, name=name
             )
 
         # === Layers ===
         self.source_embedding = keras.layers.Embedding(
-            source_vocab_size, embedding_dim, mask_zero=True,
+            source_vocab_size,
+            embedding_dim,
+            mask_zero=True,
             name="source_embedding",
         )
         self.target_embedding = keras.layers.Embedding(
-            target_vocab_size, embedding_dim, mask_zero=True,
+            target_vocab_size,
+            embedding_dim,
+            mask_zero=True,
             name="target_embedding",
         )
         self.encoder_rnns = []
@@ -178,7 +201,8 @@ class Seq2Seq(Generation, keras.Model):
             )
         else:
             cell_class = (
-                keras.layers.LSTMCell if cell == "lstm"
+                keras.layers.LSTMCell
+                if cell == "lstm"
                 else keras.layers.GRUCell
             )
             cells = [
@@ -186,7 +210,8 @@ class Seq2Seq(Generation, keras.Model):
                 for i in range(decoder_layers)
             ]
             self.wrapper = AttentionWrapper(
-                cells[0] if len(cells) == 1
+                cells[0]
+                if len(cells) == 1
                 else keras.layers.StackedRNNCells(cells, name="decoder_cells"),
                 self.attention,
                 attention_layer_size=decoder_units,
@@ -200,7 +225,8 @@ class Seq2Seq(Generation, keras.Model):
         )
         self.bridge_dropout_layer = (
             layers_lib.BridgeDropout(bridge_dropout, name="bridge_dropout")
-            if bridge and bridge_dropout else None
+            if bridge and bridge_dropout
+            else None
         )
 
         # === Config ===
@@ -238,7 +264,7 @@ class Seq2Seq(Generation, keras.Model):
         )
 
     # ------------------------------------------------------------------
-    def _encode(self, source_ids, training=None):
+    def _encode(self, source_ids: Tensor, training: Optional[bool] = None):
         """`(memory, final states, source embeddings)`."""
         x = self.source_embedding(source_ids)
         x = self.dropout_layer(x, training=training)
@@ -257,19 +283,19 @@ class Seq2Seq(Generation, keras.Model):
             ]
         return x, states, embedded
 
-    def _cell_state(self, states):
+    def _cell_state(self, states: Tensor):
         if states is None:
             return None
         if self.decoder_layers == 1:
             return list(states)
         return [list(states) for _ in range(self.decoder_layers)]
 
-    def _keys_values(self, memory, embedded):
+    def _keys_values(self, memory: Tensor, embedded: Any):
         keys = embedded if self.attention_keys == "embedding" else memory
         values = embedded if self.attention_values == "embedding" else memory
         return keys, values
 
-    def memory_mask(self, source_ids):
+    def memory_mask(self, source_ids: Tensor) -> Tensor:
         """The attended source positions `(batch, S)` bool: not padding,
         not `[END]` unless `attend_source_end`, none of
         `unattended_source_ids`."""
@@ -286,12 +312,22 @@ class Seq2Seq(Generation, keras.Model):
             mask = ops.logical_and(mask, ops.logical_not(hit))
         return mask
 
-    def _decode(self, target_in, memory, source_mask, states, keys, values):
+    def _decode(
+        self,
+        target_in: Tensor,
+        memory: Tensor,
+        source_mask: Tensor,
+        states: Tensor,
+        keys: Tensor,
+        values: Tensor,
+    ):
         drop = self.dropout_layer
         y = drop(self.target_embedding(target_in))
         if self.model == "stepwise":
             outputs, weights = self.decoder_rnn(
-                y, memory, initial_state=self._cell_state(states),
+                y,
+                memory,
+                initial_state=self._cell_state(states),
                 inputs_mask=ops.not_equal(target_in, 0),
                 memory_mask=source_mask,
             )
@@ -307,7 +343,7 @@ class Seq2Seq(Generation, keras.Model):
         h_tilde = drop(self.attentional_output(context, y))
         return self.output_projection(h_tilde), weights, y
 
-    def _teacher_forced(self, source_ids, target_in):
+    def _teacher_forced(self, source_ids: Tensor, target_in: Tensor):
         memory, states, embedded = self._encode(source_ids)
         source_mask = self.memory_mask(source_ids)
         keys, values = self._keys_values(memory, embedded)
@@ -328,9 +364,13 @@ class Seq2Seq(Generation, keras.Model):
         aligned = weights
         if self.alignment_head != "off":
             aligned, nll = layers_lib.head_outputs(
-                self.head_layers, self.alignment_head,
-                layers_lib.next_tokens(target_in, END_ID), decoded,
-                keys, embedded, source_mask,
+                self.head_layers,
+                self.alignment_head,
+                layers_lib.next_tokens(target_in, END_ID),
+                decoded,
+                keys,
+                embedded,
+                source_mask,
                 lambda ids: self.dropout_layer(self.target_embedding(ids)),
             )
             if nll is not None:
@@ -340,7 +380,7 @@ class Seq2Seq(Generation, keras.Model):
 
     # ------------------------------------------------------------------
     # Training: targets for the outputs that train only.
-    def _all_targets(self, y, y_pred):
+    def _all_targets(self, y: Tensor, y_pred: Tensor):
         """`y` as a dict over every output: a tensor is the `"logits"`
         target; outputs without a target (no loss) get their prediction."""
         if y is None or not isinstance(y_pred, dict):
@@ -350,23 +390,31 @@ class Seq2Seq(Generation, keras.Model):
             y.setdefault(name, value)
         return y
 
-    def compute_loss(self, x=None, y=None, y_pred=None, sample_weight=None,
-                     training=True):
+    def compute_loss(
+        self,
+        x: Tensor = None,
+        y: Tensor = None,
+        y_pred: Tensor = None,
+        sample_weight: Any = None,
+        training: Optional[bool] = True,
+    ) -> Tensor:
         return super().compute_loss(
             x, self._all_targets(y, y_pred), y_pred, sample_weight, training
         )
 
-    def compute_metrics(self, x, y, y_pred, sample_weight=None):
+    def compute_metrics(
+        self, x: Tensor, y: Tensor, y_pred: Tensor, sample_weight: Any = None
+    ) -> dict:
         return super().compute_metrics(
             x, self._all_targets(y, y_pred), y_pred, sample_weight
         )
 
-    def get_config(self):
+    def get_config(self) -> dict:
         config = {"name": self.name, "trainable": self.trainable}
         config.update({name: getattr(self, name) for name in _ARGUMENTS})
         config["unattended_source_ids"] = list(self.unattended_source_ids)
         return config
 
     @classmethod
-    def from_config(cls, config):
+    def from_config(cls, config: dict) -> Any:
         return cls(**config)

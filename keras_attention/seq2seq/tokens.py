@@ -9,6 +9,11 @@ functions here that take tensors need TensorFlow (imported when called):
 they run inside `tf.data` and SavedModel graphs.
 """
 
+from typing import Any
+from typing import List
+from typing import Sequence
+from keras_attention.typing import Tensor
+
 import unicodedata
 
 PAD, UNK, START, END = "[PAD]", "[UNK]", "[START]", "[END]"
@@ -20,7 +25,7 @@ PAD_ID, UNK_ID, START_ID, END_ID = 0, 1, 2, 3
 MAX_INPUT_CHARS = 1000
 
 
-def clean_strings(texts):
+def clean_strings(texts: Tensor) -> Tensor:
     """Replaces invalid UTF-8 by U+FFFD and cuts to `MAX_INPUT_CHARS`."""
     import tensorflow as tf
 
@@ -34,7 +39,7 @@ def clean_strings(texts):
     return tf.strings.substr(texts, 0, MAX_INPUT_CHARS, unit="UTF8_CHAR")
 
 
-def punctuation_ids(vocab):
+def punctuation_ids(vocab: Sequence[str]) -> List[int]:
     """Ids of the tokens of `vocab` made of punctuation only (Unicode
     category P*, a `##` continuation prefix ignored); reserved tokens
     excluded."""
@@ -43,12 +48,16 @@ def punctuation_ids(vocab):
         if i < len(RESERVED_TOKENS):
             continue
         chars = token[2:] if token.startswith("##") else token
-        if chars and all(unicodedata.category(c).startswith("P") for c in chars):
+        if chars and all(
+            unicodedata.category(c).startswith("P") for c in chars
+        ):
             ids.append(i)
     return ids
 
 
-def frame_ids(ids, max_tokens, add_start, add_end):
+def frame_ids(
+    ids: Tensor, max_tokens: int, add_start: Any, add_end: Any
+) -> Tensor:
     """Ragged ids `(batch, (tokens))` cut so that, with `[START]` and/or
     `[END]` added as asked, no row is longer than `max_tokens`."""
     import tensorflow as tf
@@ -64,7 +73,7 @@ def frame_ids(ids, max_tokens, add_start, add_end):
     return tf.concat(parts, axis=1) if len(parts) > 1 else ids
 
 
-def content_ids(ids):
+def content_ids(ids: Tensor) -> Tensor:
     """The ids before the first `[END]`, without `[PAD]` and `[START]`.
 
     Args:

@@ -10,6 +10,10 @@ early stopping on the validation loss, TensorBoard logs where
 TensorBoard is installed, the final weights and `history.json`.
 """
 
+from typing import Any
+from typing import Optional
+from typing import Union
+
 import importlib.util
 import json
 import os
@@ -26,7 +30,9 @@ from keras_attention.seq2seq.losses import MaskedLoss
 from keras_attention.seq2seq.losses import MaskedMean
 
 
-def learning_rate_schedule(learning_rate, warmup_steps, total_steps):
+def learning_rate_schedule(
+    learning_rate: float, warmup_steps: int, total_steps: int
+) -> Any:
     """Linear warm-up to `learning_rate`, then cosine decay to 5% of it."""
     warmup = min(warmup_steps, max(total_steps // 2, 1))
     return keras.optimizers.schedules.CosineDecay(
@@ -39,15 +45,15 @@ def learning_rate_schedule(learning_rate, warmup_steps, total_steps):
 
 
 def compile_seq2seq(
-    seq2seq,
-    learning_rate,
-    warmup_steps,
-    total_steps,
-    label_smoothing=0.0,
-    guided_alignment_type=None,
-    guided_alignment_weight=1.0,
-    jit_compile="auto",
-):
+    seq2seq: Any,
+    learning_rate: float,
+    warmup_steps: int,
+    total_steps: int,
+    label_smoothing: float = 0.0,
+    guided_alignment_type: Optional[str] = None,
+    guided_alignment_weight: float = 1.0,
+    jit_compile: Union[str, bool] = "auto",
+) -> None:
     """Compiles `seq2seq` for `fit`.
 
     Args:
@@ -64,7 +70,8 @@ def compile_seq2seq(
     loss = {"logits": MaskedLoss(label_smoothing)}
     if guided_alignment_type:
         loss["alignment"] = GuidedAlignmentLoss(
-            guided_alignment_type, weight=guided_alignment_weight,
+            guided_alignment_type,
+            weight=guided_alignment_weight,
             normalize=True,
         )
     if seq2seq.alignment_head == "lexical":
@@ -83,25 +90,25 @@ def compile_seq2seq(
 class EpochTimer(keras.callbacks.Callback):
     """Adds the epoch's wall-clock time to the logs (`epoch_seconds`)."""
 
-    def on_epoch_begin(self, epoch, logs=None):
+    def on_epoch_begin(self, epoch: int, logs: Optional[dict] = None) -> None:
         self._start = time.time()
 
-    def on_epoch_end(self, epoch, logs=None):
+    def on_epoch_end(self, epoch: int, logs: Optional[dict] = None) -> None:
         if logs is not None:
             logs["epoch_seconds"] = time.time() - self._start
 
 
 def fit(
-    seq2seq,
-    run_dir,
-    train_ds,
-    validation_ds,
-    epochs,
-    steps_per_epoch,
-    patience=3,
-    verbose="auto",
-    log=print,
-):
+    seq2seq: Any,
+    run_dir: str,
+    train_ds: Any,
+    validation_ds: Any,
+    epochs: int,
+    steps_per_epoch: int,
+    patience: int = 3,
+    verbose: Union[str, int] = "auto",
+    log: Any = print,
+) -> dict:
     """`seq2seq.fit` into `run_dir`; returns the history dict.
 
     Args:

@@ -21,6 +21,12 @@ The SavedModel loads in a fresh process with only TensorFlow imported (and
     out["translation"]  # [b"Friday, October 20, 1933"]
 """
 
+from typing import Any
+from typing import List
+from typing import Sequence
+from typing import Union
+from keras_attention.typing import Tensor
+
 import importlib.util
 import os
 
@@ -39,7 +45,7 @@ SIGNATURES = {
 }
 
 
-def export_saved_model(module, path):
+def export_saved_model(module: Any, path: str) -> str:
     """Saves `module` with the signatures of `SIGNATURES`."""
     tf.saved_model.save(
         module,
@@ -51,7 +57,7 @@ def export_saved_model(module, path):
     return path
 
 
-def load_signature(path, name):
+def load_signature(path: str, name: str) -> Any:
     """The signature `name` of the SavedModel at `path`.
 
     Raises:
@@ -66,12 +72,12 @@ def load_signature(path, name):
         raise ValueError(
             f"The SavedModel at {path!r} has no `{name}` signature (it was "
             "not written by `export_saved_model`): export the run again. "
-            f"Received: signatures={sorted(signatures)}"
+            f"Received: signatures = {sorted(signatures)}"
         )
     return signatures[name]
 
 
-def load_saved_model(path, beam_width=None):
+def load_saved_model(path: str, beam_width: int = None) -> Any:
     """Loads an exported translator.
 
     Args:
@@ -90,21 +96,20 @@ def load_saved_model(path, beam_width=None):
     ):
         raise ValueError(
             "`beam_width` must be None or a non-negative integer (0: greedy). "
-            f"Received: beam_width={beam_width!r}"
+            f"Received: beam_width = {beam_width!r}"
         )
     if not beam_width:
         return load_signature(path, "serving_default")
     beam = load_signature(path, "beam")
     width = tf.constant(beam_width, tf.int32)
 
-    def translate_fn(text):
+    def translate_fn(text: Tensor) -> Any:
         return beam(text=text, beam_width=width)
 
     return translate_fn
 
 
-
-def resolve_saved_model(path):
+def resolve_saved_model(path: str) -> str:
     """The SavedModel directory `path`, or `path/export` for a run directory.
 
     Raises:
@@ -117,15 +122,17 @@ def resolve_saved_model(path):
         return candidate
     raise ValueError(
         f"No SavedModel at {path!r} or {candidate!r}: run the export "
-        f"sub-command first. Received: path={path!r}"
+        f"sub-command first. Received: path = {path!r}"
     )
 
 
-def _token_str(token):
+def _token_str(token: Union[bytes, str]):
     return token.decode("utf-8") if isinstance(token, bytes) else str(token)
 
 
-def translate_all(translate_fn, sources, batch_size=256):
+def translate_all(
+    translate_fn: Any, sources: Sequence[str], batch_size: int = 256
+) -> List[dict]:
     """Runs a `serving_default`-like function over a list of strings.
 
     Returns:

@@ -14,6 +14,9 @@
   the target token strings and in the detokenized translation.
 """
 
+from typing import Any
+from keras_attention.typing import Tensor
+
 import tensorflow as tf
 
 from keras_attention.seq2seq import tokens as text_lib
@@ -21,7 +24,9 @@ from keras_attention.decoding import NEG_INF
 from keras_attention.decoding import unknown_source_positions
 
 
-def sampling_logits(log_probs, temperature, top_k, top_p):
+def sampling_logits(
+    log_probs: Tensor, temperature: float, top_k: int, top_p: float
+) -> Any:
     """Filtered logits `(rows, vocab)` to draw the next token from.
 
     Args:
@@ -57,16 +62,21 @@ def sampling_logits(log_probs, temperature, top_k, top_p):
     return tf.where(keep, logits, NEG_INF)
 
 
-def strip_after_end(tokens):
+def strip_after_end(tokens: Tensor) -> Any:
     """Mask `(batch, L)`: True before the first `[END]`."""
     is_end = tf.cast(tf.equal(tokens, text_lib.END_ID), tf.int32)
     return tf.equal(tf.cumsum(is_end, axis=1), 0)
 
 
 def format_outputs(
-    decoded, text, source_ids, source_processor, target_processor, copies,
-    replace_unknown_words,
-):
+    decoded: Tensor,
+    text: Tensor,
+    source_ids: Tensor,
+    source_processor: Any,
+    target_processor: Any,
+    copies: int,
+    replace_unknown_words: Any,
+) -> Any:
     """The signature outputs of a decoder's rows.
 
     Args:
@@ -89,12 +99,8 @@ def format_outputs(
     keep = keep[:, :max_len]
     attention = tf.cast(decoded["attention"][:, :max_len], tf.float32)
     attention = tf.where(keep[:, :, None], attention, 0.0)
-    target_strings = tf.where(
-        keep, target_processor.token_strings(tokens), ""
-    )
-    source_strings = source_processor.token_strings(
-        source_ids
-    ).to_tensor("")
+    target_strings = tf.where(keep, target_processor.token_strings(tokens), "")
+    source_strings = source_processor.token_strings(source_ids).to_tensor("")
     attention = attention[:, :, : tf.shape(source_strings)[1]]
     outputs = {
         "translation": target_processor.detokenize(tokens),
@@ -115,7 +121,7 @@ def format_outputs(
     return outputs
 
 
-def source_words(processor, text, source_ids):
+def source_words(processor: Any, text: Tensor, source_ids: Tensor) -> Any:
     """The word of every source position, `(batch, S)` strings.
 
     Args:
@@ -139,7 +145,8 @@ def source_words(processor, text, source_ids):
     # source are.
     tokens = tf.where(
         tf.logical_and(reserved, tf.not_equal(tokens, text_lib.UNK)),
-        "", tokens,
+        "",
+        tokens,
     )
     if not hasattr(processor, "tokenize_words"):
         return tokens
@@ -160,17 +167,21 @@ def source_words(processor, text, source_ids):
     return tf.where(tf.equal(per_piece, ""), tokens, per_piece)
 
 
-def _fill_unknown(translation, words):
+def _fill_unknown(translation: Tensor, words: Tensor):
     """Replaces the `[UNK]`s of each translation, in order, by `words`
     (ragged `(rows, (unknowns))`); missing words leave `[UNK]`."""
     pieces = tf.strings.split(translation, sep=text_lib.UNK)
     rows = pieces.value_rowids()
     index = tf.ragged.range(pieces.row_lengths()).flat_values
-    width = tf.maximum(tf.reduce_max(tf.concat(
-        [pieces.row_lengths(), words.row_lengths(), [1]], axis=0
-    )), 1)
-    dense = words.to_tensor(text_lib.UNK, shape=tf.stack([words.nrows(),
-                                                           width]))
+    width = tf.maximum(
+        tf.reduce_max(
+            tf.concat([pieces.row_lengths(), words.row_lengths(), [1]], axis=0)
+        ),
+        1,
+    )
+    dense = words.to_tensor(
+        text_lib.UNK, shape=tf.stack([words.nrows(), width])
+    )
     before = tf.gather_nd(
         dense, tf.stack([rows, tf.maximum(index - 1, 0)], axis=1)
     )
@@ -181,7 +192,9 @@ def _fill_unknown(translation, words):
     return tf.strings.reduce_join(joined, axis=1)
 
 
-def replace_unknown(outputs, tokens, attention, words):
+def replace_unknown(
+    outputs: Tensor, tokens: Tensor, attention: Tensor, words: Tensor
+) -> Any:
     """Unknown-word replacement in a dict of translator outputs.
 
     Args:
@@ -206,9 +219,7 @@ def replace_unknown(outputs, tokens, attention, words):
     unknown = positions >= 0
     known = tf.logical_and(unknown, tf.not_equal(copied, ""))
     outputs = dict(outputs)
-    outputs["target_tokens"] = tf.where(
-        known, copied, outputs["target_tokens"]
-    )
+    outputs["target_tokens"] = tf.where(known, copied, outputs["target_tokens"])
     # Every `[UNK]` of the translation, in order: its word or `[UNK]`.
     fills = tf.where(known, copied, text_lib.UNK)
     outputs["translation"] = _fill_unknown(

@@ -4,6 +4,8 @@ TensorFlow: a tokenizer is a `tf.Module` whose tables travel in the
 SavedModel, used inside `tf.data` and SavedModel graphs.
 """
 
+from keras_attention.typing import Tensor
+
 import tensorflow as tf
 
 
@@ -19,7 +21,7 @@ class Tokenizer(tf.Module):
     `TranslatorModule(replace_unknown=True)` uses.
     """
 
-    def token_strings(self, ids):
+    def token_strings(self, ids: Tensor) -> Tensor:
         """The token strings of ids (any shape, ragged or dense)."""
         ids = tf.cast(ids, tf.int64)
         if isinstance(ids, tf.RaggedTensor):

@@ -9,6 +9,10 @@ strings to translations with TensorFlow ops only, through one decoder of
 signature per function (see docs/nmt.md, "Serving").
 """
 
+from typing import Any
+from typing import Optional
+from keras_attention.typing import Tensor
+
 import keras
 import tensorflow as tf
 
@@ -36,20 +40,20 @@ PREFIX_ROOM = 10
 _TEXT = tf.TensorSpec([None], tf.string, name="text")
 
 
-def _int(name):
+def _int(name: str):
     return tf.TensorSpec([], tf.int32, name=name)
 
 
-def _clamp(width):
+def _clamp(width: int):
     return tf.clip_by_value(width, 1, MAX_BEAM_WIDTH)
 
 
-def _merge_copies(x):
+def _merge_copies(x: Tensor):
     """`(batch, k, ...)` -> `(batch * k, ...)`."""
     return tf.reshape(x, tf.concat([[-1], tf.shape(x)[2:]], axis=0))
 
 
-def _split_copies(x, k):
+def _split_copies(x: Tensor, k: int):
     """`(batch * k, ...)` -> `(batch, k, ...)`."""
     return tf.reshape(x, tf.concat([[-1, k], tf.shape(x)[1:]], axis=0))
 
@@ -81,14 +85,14 @@ class TranslatorModule(tf.Module):
 
     def __init__(
         self,
-        seq2seq,
-        source_processor,
-        target_processor,
-        max_output_tokens=MAX_OUTPUT_TOKENS,
-        length_penalty=LENGTH_PENALTY,
-        coverage_penalty=0.0,
-        convention="default",
-        replace_unknown=False,
+        seq2seq: Any,
+        source_processor: Any,
+        target_processor: Any,
+        max_output_tokens: int = MAX_OUTPUT_TOKENS,
+        length_penalty: float = LENGTH_PENALTY,
+        coverage_penalty: float = 0.0,
+        convention: str = "default",
+        replace_unknown: bool = False,
     ):
         super().__init__(name="translator")
         members = (
@@ -97,7 +101,7 @@ class TranslatorModule(tf.Module):
         if not members:
             raise ValueError(
                 "`seq2seq` must be a model or a non-empty sequence of "
-                f"models. Received: seq2seq={seq2seq!r}"
+                f"models. Received: seq2seq = {seq2seq!r}"
             )
         self.seq2seq = members[0]
         self.members = members
@@ -115,15 +119,13 @@ class TranslatorModule(tf.Module):
         # which the signatures here do not use (and which failed for the
         # step-wise model while `AttentionRNN` could not be traced with
         # unknown lengths).
-        self.model_variables = [
-            v.value for m in members for v in m.variables
-        ]
+        self.model_variables = [v.value for m in members for v in m.variables]
         self.seed_state = [self.seed_generator.state.value]
 
     # No autograph: the decoding loop is an explicit while loop and every
     # Python `if` here is on configuration, not on tensors.
     @tf.function(input_signature=[_TEXT], autograph=False)
-    def translate(self, text):
+    def translate(self, text: Tensor) -> Any:
         """Translates a batch of strings greedily.
 
         Returns:
@@ -138,7 +140,7 @@ class TranslatorModule(tf.Module):
         return self._run(text, greedy_decode)
 
     @tf.function(input_signature=[_TEXT, _int("beam_width")], autograph=False)
-    def translate_beam(self, text, beam_width):
+    def translate_beam(self, text: Tensor, beam_width: int) -> Any:
         """Translates a batch of strings with beam search.
 
         `beam_width` is clamped to `[1, MAX_BEAM_WIDTH]`; width 1 gives the
@@ -155,7 +157,7 @@ class TranslatorModule(tf.Module):
         return self._run(text, self._beam_decoder(_clamp(beam_width)))
 
     @tf.function(input_signature=[_TEXT, _int("k")], autograph=False)
-    def translate_nbest(self, text, k):
+    def translate_nbest(self, text: Tensor, k: int) -> Any:
         """The `k` best translations of each string: beam search of width
         `k`, clamped to `[1, MAX_BEAM_WIDTH]`.
 
@@ -169,7 +171,7 @@ class TranslatorModule(tf.Module):
         k = _clamp(k)
         options = self._beam_options()
 
-        def decode(*inputs, **more):
+        def decode(*inputs: Any, **more: Any) -> Any:
             return beam_search_nbest(*inputs, n_best=k, **options, **more)
 
         return self._run(text, decode, copies=k)
@@ -184,7 +186,14 @@ class TranslatorModule(tf.Module):
         ],
         autograph=False,
     )
-    def translate_sample(self, text, temperature, top_k, top_p, seed):
+    def translate_sample(
+        self,
+        text: Tensor,
+        temperature: float,
+        top_k: int,
+        top_p: float,
+        seed: Optional[int],
+    ) -> Any:
         """Draws one translation of each string.
 
         Every next token is drawn from the model's distribution with the
@@ -206,8 +215,8 @@ class TranslatorModule(tf.Module):
         # variable as written.
         state.assign(tf.where(seed >= 0, seeded, state.value))
 
-        def decode(step, *inputs, **more):
-            def filtered(tokens, state):
+        def decode(step: Any, *inputs: Any, **more: Any) -> Any:
+            def filtered(tokens: Tensor, state: Any) -> Any:
                 log_probs, state, attention = step(tokens, state)
                 logits = serving_ops.sampling_logits(
                     log_probs, temperature, top_k, top_p
@@ -215,8 +224,11 @@ class TranslatorModule(tf.Module):
                 return logits, state, attention
 
             return sample_decode(
-                filtered, *inputs, seed=self.seed_generator,
-                from_logits=True, **more,
+                filtered,
+                *inputs,
+                seed=self.seed_generator,
+                from_logits=True,
+                **more,
             )
 
         return self._run(text, decode)
@@ -229,7 +241,9 @@ class TranslatorModule(tf.Module):
         ],
         autograph=False,
     )
-    def translate_complete(self, text, prefix, beam_width):
+    def translate_complete(
+        self, text: Tensor, prefix: Tensor, beam_width: int
+    ) -> Any:
         """Translations that start with a given target prefix.
 
         `prefix[b]` is a raw target string, tokenized by the target
@@ -256,7 +270,8 @@ class TranslatorModule(tf.Module):
             axis=1,
         )
         return self._run(
-            text, self._beam_decoder(_clamp(beam_width)),
+            text,
+            self._beam_decoder(_clamp(beam_width)),
             prefix=(ids, lengths),
         )
 
@@ -269,10 +284,10 @@ class TranslatorModule(tf.Module):
             "convention": self.convention,
         }
 
-    def _beam_decoder(self, width):
+    def _beam_decoder(self, width: int):
         options = self._beam_options()
 
-        def decode(*inputs, **more):
+        def decode(*inputs: Any, **more: Any) -> Any:
             return beam_search_decode(
                 *inputs, beam_width=width, **options, **more
             )
@@ -284,11 +299,17 @@ class TranslatorModule(tf.Module):
             return self.seq2seq.step
         return ensemble_step([m.step for m in self.members])
 
-    def _encode(self, source_dense):
+    def _encode(self, source_dense: Tensor):
         states = [m.encode(source_dense) for m in self.members]
         return states[0] if len(states) == 1 else ensemble_state(*states)
 
-    def _run(self, text, decode, copies=None, prefix=None):
+    def _run(
+        self,
+        text: Tensor,
+        decode: Any,
+        copies: int = None,
+        prefix: Tensor = None,
+    ):
         """The body of every signature: tokenize, encode, `decode(step_fn,
         start, state, end, max_length, **prefix)`, format the outputs.
 
@@ -318,15 +339,24 @@ class TranslatorModule(tf.Module):
             options = {"prefix": ids, "prefix_lengths": lengths}
         max_length = tf.minimum(limit, self.max_output_tokens)
         decoded = decode(
-            self._step(), start, state, text_lib.END_ID, max_length,
+            self._step(),
+            start,
+            state,
+            text_lib.END_ID,
+            max_length,
             **options,
         )
         decoded = {k: v[:num_texts] for k, v in decoded.items()}
         if copies is not None:
             decoded = {k: _merge_copies(v) for k, v in decoded.items()}
         outputs = serving_ops.format_outputs(
-            decoded, text, source_ids[:num_texts], self.source_processor,
-            self.target_processor, copies, self.replace_unknown,
+            decoded,
+            text,
+            source_ids[:num_texts],
+            self.source_processor,
+            self.target_processor,
+            copies,
+            self.replace_unknown,
         )
         if copies is not None:
             outputs = {
