@@ -5,8 +5,8 @@
 - `add_config_arguments`/`configs_from_args`: argparse groups generated
   from the config dataclasses (`config.option` fields), and back;
 - `beam_width_argument`, `read_texts`, `report_metrics`;
-- `run_main`: parse, run the command, turn a `ValueError` (bad input)
-  into a message and exit status 2.
+- `run_main`: parse, import TensorFlow quietly, run the command, turn a
+  `ValueError` (bad input) into a message and exit status 2.
 
 Plain Python: the parsers are built and `--help` answers before
 TensorFlow is imported (each command imports what it needs).
@@ -24,9 +24,30 @@ DEFAULT_BEAM_WIDTH = 4
 
 def quiet_tensorflow():
     """Silences TensorFlow's C++ start-up logs (oneDNN, CUDA, CPU
-    features) unless `TF_CPP_MIN_LOG_LEVEL` is already set: set it to `0`
-    to see them. Call before TensorFlow is imported."""
+    features) unless `TF_CPP_MIN_LOG_LEVEL` is already set: set it (to
+    `0`, say) to see them. Call before TensorFlow is imported."""
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+
+
+def import_tensorflow_quietly():
+    """Imports TensorFlow and Keras with the process's stderr sent to
+    `/dev/null` meanwhile: the lines TensorFlow's C++ code writes before its
+    logging starts (`absl::InitializeLog`) ignore `TF_CPP_MIN_LOG_LEVEL`.
+    Python errors still raise. Left as it is where the user set
+    `TF_CPP_MIN_LOG_LEVEL` to `0` or `1`."""
+    if os.environ.get("TF_CPP_MIN_LOG_LEVEL", "2") in ("0", "1"):
+        return
+    saved = os.dup(2)
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        sys.stderr.flush()
+        os.dup2(devnull, 2)
+        import keras  # noqa: F401
+        import tensorflow  # noqa: F401
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+        os.close(devnull)
 
 
 def _dest(section, name):
@@ -131,6 +152,7 @@ def run_main(parser, argv=None, debug_variable="NMT_DEBUG"):
     `debug_variable` set, the traceback.
     """
     args = parser.parse_args(argv)
+    import_tensorflow_quietly()
     try:
         return args.func(args)
     except ValueError as e:

@@ -158,7 +158,7 @@ class LexicalAlignment(keras.layers.Layer):
         super().__init__(**kwargs)
         if not 0.0 <= uniform <= 1.0:
             raise ValueError(
-                f"`uniform` must be in [0, 1]. Received: uniform = {uniform}"
+                f"`uniform` must be in [0, 1]. Received: uniform={uniform}"
             )
         self.vocab_size = vocab_size
         self.uniform = uniform

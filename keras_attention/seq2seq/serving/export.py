@@ -72,7 +72,7 @@ def load_signature(path: str, name: str) -> Any:
         raise ValueError(
             f"The SavedModel at {path!r} has no `{name}` signature (it was "
             "not written by `export_saved_model`): export the run again. "
-            f"Received: signatures = {sorted(signatures)}"
+            f"Received: signatures={sorted(signatures)}"
         )
     return signatures[name]
 
@@ -96,7 +96,7 @@ def load_saved_model(path: str, beam_width: int = None) -> Any:
     ):
         raise ValueError(
             "`beam_width` must be None or a non-negative integer (0: greedy). "
-            f"Received: beam_width = {beam_width!r}"
+            f"Received: beam_width={beam_width!r}"
         )
     if not beam_width:
         return load_signature(path, "serving_default")
@@ -122,7 +122,7 @@ def resolve_saved_model(path: str) -> str:
         return candidate
     raise ValueError(
         f"No SavedModel at {path!r} or {candidate!r}: run the export "
-        f"sub-command first. Received: path = {path!r}"
+        f"sub-command first. Received: path={path!r}"
     )
 
 
