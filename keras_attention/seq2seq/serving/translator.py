@@ -101,7 +101,7 @@ class TranslatorModule(tf.Module):
         if not members:
             raise ValueError(
                 "`seq2seq` must be a model or a non-empty sequence of "
-                f"models. Received: seq2seq = {seq2seq!r}"
+                f"models. Received: seq2seq={seq2seq!r}"
             )
         self.seq2seq = members[0]
         self.members = members
