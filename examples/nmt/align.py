@@ -29,6 +29,7 @@ from typing import Tuple
 import keras
 import numpy as np
 
+from examples.nmt.config import ALIGN_DEFAULTS
 from examples.nmt.corpus import pretokenize
 from examples.nmt.whitespace import piece_counts
 from examples.nmt.whitespace import token_links  # noqa: F401
@@ -227,8 +228,8 @@ def attention_word_links(
     batch_size: int = 256,
     progress: bool = False,
     shift: bool = False,
-    method: str = "argmax",
-    threshold: float = 0.5,
+    method: str = ALIGN_DEFAULTS["method"],
+    threshold: float = ALIGN_DEFAULTS["threshold"],
     output: str = "alignment",
 ) -> List[set]:
     """Hard links over whitespace words from teacher-forced attention.
@@ -301,13 +302,12 @@ def align_run(
     run_dir: str,
     pairs: Sequence[Tuple[str, str]],
     reverse_run: str = None,
-    symmetrize: str = "grow-diag-final-and",
-    batch_size: int = 256,
+    symmetrize: str = ALIGN_DEFAULTS["symmetrize"],
+    batch_size: int = ALIGN_DEFAULTS["batch_size"],
     progress: bool = False,
     shift: bool = False,
-    method: str = "argmax",
-    threshold: float = 0.5,
-    output: str = "alignment",
+    method: str = ALIGN_DEFAULTS["method"],
+    threshold: float = ALIGN_DEFAULTS["threshold"],
 ) -> List[set]:
     """Links of a trained run on raw pairs, optionally symmetrized.
 

@@ -184,7 +184,8 @@ def add_alignment_commands(sub):
         "symmetrized with the forward ones",
     )
     p.add_argument(
-        "--symmetrize", default="grow-diag-final-and", metavar="METHOD",
+        "--symmetrize", default=config_lib.ALIGN_DEFAULTS["symmetrize"],
+        metavar="METHOD",
         help="a method of keras_attention.alignment.symmetrize (checked "
         "there): intersection, union or a grow variant (default: "
         "%(default)s)",
@@ -195,12 +196,19 @@ def add_alignment_commands(sub):
         "step that reads it, not of the step that predicts it",
     )
     p.add_argument(
-        "--links", default="argmax", choices=("argmax", "threshold"),
+        "--links", default=config_lib.ALIGN_DEFAULTS["method"],
+        choices=("argmax", "threshold"),
         help="hard links of each direction: one per target word (argmax) "
         "or every word pair of attention >= --threshold",
     )
-    p.add_argument("--threshold", type=float, default=0.5)
-    p.add_argument("--batch-size", type=int, default=256)
+    p.add_argument(
+        "--threshold", type=float,
+        default=config_lib.ALIGN_DEFAULTS["threshold"],
+    )
+    p.add_argument(
+        "--batch-size", type=int,
+        default=config_lib.ALIGN_DEFAULTS["batch_size"],
+    )
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.add_argument(
         "--out", required=True,
