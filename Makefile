@@ -68,11 +68,13 @@ wheel-test: dist
 
 # The documentation site from docs/ and the docstrings; --strict turns broken
 # links and missing references into errors; every public name of the package
-# must have an entry in docs/api/.
+# must have an entry in docs/api/; then the built HTML is checked as a
+# browser follows it (every nav page built, no broken internal link or anchor).
 SITE ?= site
 docs: $(VENV)/.docs
 	$(PY) tools/check_api_docs.py
 	NO_MKDOCS_2_WARNING=1 $(PY) -m mkdocs build --strict --site-dir $(SITE)
+	$(PY) tools/check_site.py $(SITE)
 
 lint: $(VENV)/.lint
 	$(PY) -m ruff check .

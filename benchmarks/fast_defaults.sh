@@ -1,8 +1,12 @@
 #!/bin/bash
-# Issue 15: the example's fast training defaults (`--mixed-precision auto`,
+# The example's fast training defaults (`--mixed-precision auto`,
 # `--jit-compile auto`) against float32 without XLA (the defaults before),
 # on the fra-eng pairs: translation quality and epoch time.
 # Usage: benchmarks/fast_defaults.sh [FRA_TXT] [OUT_DIR]
+#   FRA_TXT: the Anki French-English file (fra.txt of
+#       https://www.manythings.org/anki/fra-eng.zip); default $FRA, else
+#       ../shared/data/fra-eng/fra.txt. OUT_DIR: default runs/fast.
+#   PY: the Python to run (default .venv/bin/python).
 #   PHASE=quality: train both (N pairs, EPOCHS epochs, French -> English,
 #       the example's default model), then BLEU/chrF/exact match of greedy
 #       decoding on the test split (the first TEST pairs).
@@ -12,14 +16,14 @@
 #       bucket, in the first epoch); the epoch seconds of every run. Run it
 #       on a quiet machine.
 set -euo pipefail
-FRA=${1:-/work/shared/data/fra-eng/fra.txt}
+FRA=${1:-${FRA:-../shared/data/fra-eng/fra.txt}}
 D=${2:-runs/fast}
 N=${N:-30000}
 EPOCHS=${EPOCHS:-4}
 TEST=${TEST:-1000}
 ROUNDS=${ROUNDS:-2}
 PHASE=${PHASE:-quality}
-PY=".venv/bin/python"
+PY=${PY:-.venv/bin/python}
 export PYTHONPATH=$PWD TF_CPP_MIN_LOG_LEVEL=2
 mkdir -p "$D"
 # fra.txt is sorted by length: shuffle it so the first N pairs cover

@@ -1,4 +1,4 @@
-"""Where a training step's time goes, op type by op type (issue 15).
+"""Where a training step's time goes, op type by op type.
 
     python -m benchmarks.profile_step [--model sequence|stepwise]
         [--mixed-precision off|bfloat16] [--jit-compile] [--steps 20]

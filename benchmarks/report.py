@@ -1,4 +1,5 @@
-"""Targets of issue 6 and the markdown report of a benchmark run."""
+"""The speed and memory targets of the layers and the markdown report of a
+benchmark run."""
 
 MIB = 2**20
 

@@ -3,7 +3,7 @@
     python -m benchmarks.run [--quick] [--out DIR] [--sections ...]
 
 `--quick` (under two minutes on two CPU cores) measures fewer shapes and
-rounds; the full mode measures every shape of the issue (batch 64, source
+rounds; the full mode measures every shape (batch 64, source
 and target 16, 64 and 256, dims 256 and 512), halving the batch of a case
 whose Keras construction would not fit in `--memory-budget-gb`.
 See `docs/benchmarks.md` for the method and the published figures.

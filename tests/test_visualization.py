@@ -342,11 +342,11 @@ def test_plot_attention_grid_does_not_touch_pyplot():
 def test_missing_matplotlib_names_the_viz_extra(monkeypatch):
     monkeypatch.setitem(sys.modules, "matplotlib", None)
     monkeypatch.setitem(sys.modules, "matplotlib.figure", None)
-    with pytest.raises(ImportError, match=r"keras-attention\[viz\]"):
+    with pytest.raises(ImportError, match=r"keras-seq2seq-attention\[viz\]"):
         plot_attention([[1.0]], ["a"], ["x"])
-    with pytest.raises(ImportError, match=r"keras-attention\[viz\]"):
+    with pytest.raises(ImportError, match=r"keras-seq2seq-attention\[viz\]"):
         AttentionPlotCallback(lambda s: [], [], png_dir="x")
-    with pytest.raises(ImportError, match=r"keras-attention\[viz\]"):
+    with pytest.raises(ImportError, match=r"keras-seq2seq-attention\[viz\]"):
         visualization.plot_attention_grid([([[1.0]], ["a"], ["x"])])
     # The text grid needs no matplotlib.
     assert attention_text_grid([[1.0]], ["a"], ["x"]) == "  a\nx ██"

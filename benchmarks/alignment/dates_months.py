@@ -8,7 +8,7 @@ reports where the month words' attention goes (share on the source
 is removed from the attended memory at inference only (an ablation: the
 encoder still reads `[END]`; the model was not trained that way).
 
-    python -m benchmarks.alignment.dates_months --run /tmp/align-demo
+    python -m benchmarks.alignment.dates_months --run runs/demo
 
 Needs TensorFlow (the example's tokenizers); about 20 s on 2 CPU cores.
 """

@@ -15,7 +15,7 @@ The recipe of `docs/alignment.md`:
 
     python -m benchmarks.alignment.eflomal_recipe \\
         --data ../shared/data/fra-eng/fra.txt --max-pairs 2000 \\
-        --out /tmp/fra-eng.align
+        --out runs/fra-eng.align
 
 The Anki file holds `English<TAB>French<TAB>attribution`; the default
 direction is French -> English (`--direction to-english`), as in the

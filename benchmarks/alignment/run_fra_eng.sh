@@ -1,20 +1,24 @@
 #!/bin/bash
-# Alignment figures of docs/alignment.md on the fra-eng pairs (issue 16).
-# Usage: benchmarks/alignment/run_fra_eng.sh [DATA_DIR] [OUT_DIR]
+# Alignment figures of docs/alignment_results.md on the fra-eng pairs.
+# Usage: benchmarks/alignment/run_fra_eng.sh [FRA_TXT] [OUT_DIR]
+#   FRA_TXT: the Anki French-English file (fra.txt of
+#   https://www.manythings.org/anki/fra-eng.zip); default $FRA, else
+#   ../shared/data/fra-eng/fra.txt. OUT_DIR: default runs/fra.
+#   PY: the Python to run (default .venv/bin/python, niced).
 # Runs one step at a time, niced; about 90 min on 2 shared CPU cores.
 # SKIP_PREP=1 / SKIP_TRAIN=1 reuse the data / the runs already in OUT_DIR;
 # SKIP_NOBRIDGE=1 / SKIP_KEYS=1 leave out the runs without the bridge /
 # with embeddings as attention keys; EMB=1 adds the dates fix runs
-# (embeddings as values; not re-run for the last figures); HEADS=1 adds
+# (embeddings as values); HEADS=1 adds
 # the alignment heads (step 8: the guided head, 4 and 8 epochs and on
 # every pair, and the unsupervised lexical head over four seeds).
 set -euo pipefail
-FRA=${1:-/work/shared/data/fra-eng/fra.txt}
+FRA=${1:-${FRA:-../shared/data/fra-eng/fra.txt}}
 D=${2:-runs/fra}
 N=${N:-30000}          # training pairs (the first N of the shuffled file)
 EPOCHS=${EPOCHS:-4}
 GOLD=benchmarks/data/fra_eng_gold
-PY="nice -n 10 .venv/bin/python"
+PY="nice -n 10 ${PY:-.venv/bin/python}"
 export PYTHONPATH=$PWD TF_CPP_MIN_LOG_LEVEL=2
 mkdir -p "$D"
 
@@ -51,8 +55,8 @@ fi
 #    with the source embeddings as attention keys (values stay the encoder
 #    states), with and without the bridge. The gold pairs fall in the test
 #    split (README of the gold).
-#    Float32 (the figures of docs/alignment.md were measured before
-#    `--mixed-precision auto` became the default), then the unsupervised
+#    Float32 (the figures of docs/alignment_results.md are float32, the
+#    default before `--mixed-precision auto`), then the unsupervised
 #    and embedding-keys pairs again under mixed_bfloat16 (BF16=1).
 train() {
     echo "== train $*"

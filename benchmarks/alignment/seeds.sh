@@ -1,7 +1,7 @@
 #!/bin/bash
-# One training setting of the example over several seeds (issue 16): the
+# One training setting of the example over several seeds: the
 # unsupervised attention either learns the alignment or collapses, and the
-# seed decides more than any single flag (docs/alignment.md), so a setting
+# seed decides more than any single flag (docs/alignment_results.md), so a setting
 # is judged by its spread over seeds, not by one run.
 #
 # Usage: benchmarks/alignment/seeds.sh NAME [TRAIN FLAGS...]
@@ -19,7 +19,7 @@ N=${N:-30000}
 EPOCHS=${EPOCHS:-4}
 SEEDS=${SEEDS:-0 1 2 3}
 GOLD=benchmarks/data/fra_eng_gold
-PY="nice -n ${NICE:-10} .venv/bin/python"
+PY="nice -n ${NICE:-10} ${PY:-.venv/bin/python}"
 export PYTHONPATH=$PWD TF_CPP_MIN_LOG_LEVEL=2
 reverse=""
 for a in "$@"; do [ "$a" = from-english ] && reverse=1; done

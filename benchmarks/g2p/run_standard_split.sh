@@ -9,7 +9,9 @@
 #
 #   benchmarks/g2p/run_standard_split.sh [ATTENTION ...]
 #
-# Environment: LEXICON (default /work/shared/data/cmudict-g2p/train.tsv),
+# Environment: LEXICON (default ../shared/data/cmudict-g2p/train.tsv: the
+# training half of the g014b2b split as WORD<TAB>PHONES lines, relative to
+# the repository root), PY (default .venv/bin/python),
 # RUNS (default runs/g2p-bench), EPOCHS (default 4: about 200 s an epoch
 # on 2 shared cores), BUDGET (seconds of training, default 900),
 # SKIP_TRAIN=1 (evaluate existing runs only).
@@ -17,7 +19,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 export PYTHONPATH=$PWD TF_CPP_MIN_LOG_LEVEL=2
 PY=${PY:-.venv/bin/python}
-LEXICON=${LEXICON:-/work/shared/data/cmudict-g2p/train.tsv}
+LEXICON=${LEXICON:-../shared/data/cmudict-g2p/train.tsv}
 RUNS=${RUNS:-runs/g2p-bench}
 EPOCHS=${EPOCHS:-4}
 BUDGET=${BUDGET:-900}

@@ -188,7 +188,7 @@ def make_tf_config(addresses, index, task_type="worker"):
 
 
 # ----------------------------------------------------------------------
-# Keras issue 20585.
+# keras-team/keras#20585.
 
 
 def _first_local_value(strategy, value):

@@ -84,18 +84,14 @@ SECTIONS = (
 # context then carries only the attended tokens, so the decoder must attend
 # to the word it translates (with encoder states as values, the state at
 # the source [END] or at the comma after a weekday also knows the month or
-# the weekday, and months attended to [END]: docs/alignment.md). The keys
-# stay the encoder states (they know the position); [END] is not attended.
-# The bridge is dropped for half of the training sentences: it is a second
-# way to the source, and with it always on the months (seed 1: 41 %) and
-# the Turkish weekday (last word, next to [END]: 0 % on seeds 0 and 1)
-# were read from the encoder's final states and attended anywhere; without
-# any bridge the model does not find the Turkish weekday at all. Source
-# punctuation is not attended either: German, Spanish and Portuguese
-# weekdays attended the comma after them (weekday 82-96 % on seeds 0-2).
-# Measured (docs/alignment.md): seeds 0 and 1, bf16 and float32, exact
-# match and every field and month 100 %; seed 2 (bf16) the same but
-# November 68 %.
+# the weekday: docs/alignment.md). The keys stay the encoder states (they
+# know the position); [END] is not attended. The bridge is dropped for half
+# of the training sentences: it is a second way to the source, which the
+# decoder would otherwise read the months and the Turkish weekday (last
+# word) from instead of attending to them; without any bridge the model
+# does not find the Turkish weekday at all. Source punctuation is not
+# attended either: a comma after a weekday would become its pointer.
+# The figures are in docs/alignment_results.md.
 DEMO_SETTINGS = {
     "train": {"epochs": 8, "learning_rate": 5e-3},
     "model": {

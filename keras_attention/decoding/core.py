@@ -109,15 +109,23 @@ def _trim(tensor: Optional[Tensor], steps: IntOrTensor):
     return tensor[:, :steps]
 
 
-def _force_prefix(log_probs: Tensor, t: Tensor, prefix: Tuple[Tensor, Tensor]):
-    """Rows still inside their prefix keep only the prefix token."""
+def prefix_tokens(
+    t: Tensor, prefix: Tuple[Tensor, Tensor]
+) -> Tuple[Tensor, Tensor]:
+    """`(forced, inside)`: the prefix token of every row at step `t`, and
+    whether the row is still inside its prefix (bool `(rows,)`)."""
     tokens, lengths = prefix
     column = ops.minimum(t, ops.shape(tokens)[1] - 1)
-    forced = ops.take(tokens, column, axis=1)  # (rows,)
+    return ops.take(tokens, column, axis=1), t < lengths
+
+
+def _force_prefix(log_probs: Tensor, t: Tensor, prefix: Tuple[Tensor, Tensor]):
+    """Rows still inside their prefix keep only the prefix token."""
+    forced, inside = prefix_tokens(t, prefix)
     vocab = ops.arange(ops.shape(log_probs)[1], dtype="int32")
     keep = ops.logical_or(
         ops.equal(ops.expand_dims(vocab, 0), ops.expand_dims(forced, 1)),
-        ops.expand_dims(t >= lengths, 1),
+        ops.expand_dims(ops.logical_not(inside), 1),
     )
     return ops.where(keep, log_probs, NEG_INF)
 

@@ -1,13 +1,16 @@
 """Sampling decoding: temperature, top-k and top-p (nucleus) sampling."""
 
-import numbers
 from typing import Optional
 from typing import Union
 
 import keras
 from keras import ops
 
-from keras_attention.checks import check_positive_int
+from keras_attention.checks import check_float
+from keras_attention.checks import check_int
+from keras_attention.checks import check_scalar_tensor
+from keras_attention.checks import is_tensor
+from keras_attention.checks import shape_str
 from keras_attention.decoding import args
 from keras_attention.decoding import core
 from keras_attention.decoding.greedy import greedy_choose
@@ -19,83 +22,210 @@ from keras_attention.typing import StepFn
 from keras_attention.typing import Tensor
 
 
+FloatOrTensor = Union[float, Tensor]
+"""A Python float, or a scalar float tensor (a setting given in the graph,
+such as an input of an exported signature)."""
+
 # Top-p alone first looks for the nucleus among this many most probable
 # tokens, and sorts the whole vocabulary only where it is not there.
 NUCLEUS_CANDIDATES = 64
+# The largest float32: `+inf` logits are clipped to it.
+_FLOAT32_MAX = 3.4028234663852886e38
 
 
-def _nucleus_cutoff(descending: Tensor, top_p: float):
+def _nucleus_cutoff(descending: Tensor, top_p: FloatOrTensor):
     """The smallest probability of the nucleus, from sorted probabilities
-    (a prefix of them that holds the nucleus is enough)."""
+    (a prefix of them that holds the nucleus is enough). The first token
+    always belongs to the nucleus."""
     before = ops.cumsum(descending, axis=-1) - descending
-    # The first token always belongs to the nucleus.
-    return ops.min(
+    cutoff = ops.min(
         ops.where(before < top_p, descending, 2.0), axis=-1, keepdims=True
     )
+    return ops.minimum(cutoff, descending[..., :1])
+
+
+def check_sampling(
+    temperature: FloatOrTensor,
+    top_k: Optional[IntOrTensor],
+    top_p: Optional[FloatOrTensor],
+) -> tuple:
+    """The sampling settings, checked: Python values eagerly (a finite
+    `temperature >= 0`, a positive `top_k`, a `top_p` in `(0, 1]`), tensors
+    for a scalar shape and a numeric dtype (their values are clamped, see
+    `filter_logits`). Returns them as floats, ints or float32/int32
+    tensors."""
+    if is_tensor(temperature):
+        temperature = check_scalar_tensor("temperature", temperature, "float")
+    else:
+        temperature = check_float("temperature", temperature, low=0.0)
+    if is_tensor(top_k):
+        top_k = check_scalar_tensor("top_k", top_k, "int")
+    else:
+        top_k = check_int("top_k", top_k, low=1, allow_none=True)
+    if is_tensor(top_p):
+        top_p = check_scalar_tensor("top_p", top_p, "float")
+    else:
+        top_p = check_float(
+            "top_p", top_p, low=0.0, high=1.0, low_open=True, allow_none=True
+        )
+    return temperature, top_k, top_p
 
 
 def filter_logits(
     logits: Tensor,
-    temperature: float = 1.0,
-    top_k: Optional[int] = None,
-    top_p: Optional[float] = None,
+    temperature: FloatOrTensor = 1.0,
+    top_k: Optional[IntOrTensor] = None,
+    top_p: Optional[FloatOrTensor] = None,
 ) -> Tensor:
     """The logits sampling draws from: tempered, then top-k, then top-p.
 
-    Tokens outside the `top_k` largest logits, or outside the nucleus (the
-    fewest most probable tokens whose probability sums to at least
-    `top_p`), get a logit of `-1e9`.
+    Each row is shifted by its maximum (the largest logit becomes `0`, so
+    that no temperature overflows) and divided by `temperature`; tokens
+    outside the `top_k` largest logits, or outside the nucleus (the fewest
+    most probable tokens whose probability sums to at least `top_p`; the
+    most probable token always belongs to it), get a logit of `-1e9`
+    (`NEG_INF`). The softmax of the result is the sampling distribution.
+
+    Logits that are NaN, `-inf` or at most `NEG_INF` are tokens already
+    excluded (a decoder's constraints): they stay at `NEG_INF` whatever the
+    temperature. `+inf` logits count as the largest float32. A row with no
+    other token is all `NEG_INF`.
+
+    The settings are Python (or numpy) numbers, checked at once, or scalar
+    tensors (e.g. inputs of an exported signature), whose values are
+    clamped inside the graph:
+
+    - `temperature`: `0` (or a tensor `<= 0`, or NaN) keeps only the largest
+      logits: greedy decoding. A tensor `+inf` gives the uniform
+      distribution over the tokens not excluded.
+    - `top_k`: larger than the vocabulary is no limit; a tensor `<= 0` is
+      no limit.
+    - `top_p`: `1` (or a tensor `>= 1`) is no limit; a tensor `<= 0` (or
+      NaN) keeps only the most probable token.
 
     Args:
-        logits: float `(num_rows, vocab_size)`, log-probabilities or logits.
-        temperature: Positive float; the logits are divided by it.
+        logits: float `(..., vocab_size)`, log-probabilities or logits.
+        temperature: Non-negative finite float, or a scalar float tensor.
             Defaults to `1.0`.
-        top_k: Optional positive int. Defaults to `None` (no limit).
-        top_p: Optional float in `(0, 1]`. Defaults to `None` (no limit).
+        top_k: Optional positive int, or a scalar int tensor. Defaults to
+            `None` (no limit).
+        top_p: Optional float in `(0, 1]`, or a scalar float tensor.
+            Defaults to `None` (no limit).
 
     Returns:
-        float32 `(num_rows, vocab_size)`.
+        float32 `(..., vocab_size)`, at least `NEG_INF` everywhere.
+
+    Raises:
+        ValueError: for non-floating `logits` or `logits` of rank 0, a
+            negative or non-finite `temperature`, a `top_k` below 1, a
+            `top_p` outside `(0, 1]` (Python values), or a tensor setting
+            that is not a scalar of a numeric dtype.
+
+    Example:
+
+    >>> import numpy as np
+    >>> logits = np.log(np.array([[0.5, 0.3, 0.2]], "float32"))
+    >>> kept = filter_logits(logits, top_p=0.7)
+    >>> [bool(x) for x in np.asarray(kept)[0] > -1e8]
+    [True, True, False]
     """
-    logits = ops.cast(logits, "float32") / temperature
-    vocab_size = logits.shape[-1]
-    top = None
-    if top_k is not None:
-        if vocab_size is not None:
-            top_k = min(top_k, vocab_size)
-        top = ops.top_k(logits, top_k, sorted=True)[0]
-        logits = ops.where(logits >= top[:, -1:], logits, core.NEG_INF)
-    if top_p is None or top_p >= 1.0:
-        return logits
-    # One formula everywhere, so that the nucleus' smallest probability
-    # compares equal to itself.
-    log_total = ops.logsumexp(logits, axis=-1, keepdims=True)
-    probs = ops.exp(logits - log_total)
-    if top is not None:
-        # The top-k hold all the probability now: only they are sorted.
-        cutoff = _nucleus_cutoff(ops.exp(top - log_total), top_p)
+    temperature, top_k, top_p = check_sampling(temperature, top_k, top_p)
+    logits = ops.convert_to_tensor(logits)
+    dtype = keras.backend.standardize_dtype(logits.dtype)
+    if "float" not in dtype or len(logits.shape) == 0:
+        raise ValueError(
+            "`logits` must be floating logits of shape (..., vocab_size). "
+            f"Received: logits.shape={shape_str(logits.shape)}, "
+            f"logits.dtype={dtype}"
+        )
+    logits = ops.minimum(ops.cast(logits, "float32"), _FLOAT32_MAX)
+    allowed = logits > core.NEG_INF  # False for NaN
+    # The row maximum first: `(x - max) / T` never overflows upwards, and
+    # the excluded tokens never enter the arithmetic.
+    safe = ops.where(allowed, logits, core.NEG_INF)
+    shifted = safe - ops.max(safe, axis=-1, keepdims=True)
+    if is_tensor(temperature):
+        greedy = ops.logical_not(temperature > 0.0)  # also NaN
+        scaled = _divide(shifted, ops.where(greedy, 1.0, temperature))
+        keep = ops.logical_and(
+            allowed, ops.logical_or(ops.logical_not(greedy), shifted >= 0.0)
+        )
+    elif temperature == 0.0:
+        scaled = shifted
+        keep = ops.logical_and(allowed, shifted >= 0.0)
     else:
+        scaled = _divide(shifted, temperature)
+        keep = allowed
+    vocab_size = logits.shape[-1]
+    if is_tensor(top_k):
+        # A dynamic k: the k-th largest from the sorted row.
+        size = ops.shape(logits)[-1]
+        k = ops.where(top_k <= 0, size, ops.minimum(top_k, size))
+        descending = ops.flip(ops.sort(shifted, axis=-1), axis=-1)
+        kth = ops.take(descending, ops.maximum(k - 1, 0), axis=-1)
+        keep = ops.logical_and(keep, shifted >= ops.expand_dims(kth, -1))
+    elif top_k is not None and (vocab_size is None or top_k < vocab_size):
+        kth = ops.top_k(shifted, top_k, sorted=True)[0][..., -1:]
+        keep = ops.logical_and(keep, shifted >= kth)
+    if top_p is not None and not (
+        isinstance(top_p, float) and top_p >= 1.0
+    ):
+        keep = ops.logical_and(
+            keep, _nucleus(scaled, keep, top_k, top_p, vocab_size)
+        )
+    clipped = ops.maximum(scaled, core.NEG_INF)
+    return ops.where(keep, clipped, core.NEG_INF)
 
-        def full_sort():
-            descending = ops.flip(ops.sort(probs, axis=-1), axis=-1)
-            return _nucleus_cutoff(descending, top_p)
 
-        if vocab_size is None or vocab_size <= NUCLEUS_CANDIDATES:
-            cutoff = full_sort()
-        else:
-            candidates = ops.exp(
-                ops.top_k(logits, NUCLEUS_CANDIDATES, sorted=True)[0]
-                - log_total
-            )
-            # The nucleus lies among the candidates where they hold `top_p`.
-            cutoff = ops.cond(
-                ops.all(ops.sum(candidates, axis=-1) >= top_p),
-                lambda: _nucleus_cutoff(candidates, top_p),
-                full_sort,
-            )
-    # (A relative 1e-6 of slack: a compiler may round exp differently in
-    # two places.)
-    keep = probs >= cutoff * (1.0 - 1e-6)
-    return ops.where(keep, logits, core.NEG_INF)
+def _divide(shifted: Tensor, temperature: FloatOrTensor) -> Tensor:
+    """`shifted / temperature` where `shifted < 0`, `0` at the maximum:
+    a temperature that a CPU flushes to zero (a float32 subnormal) gives
+    `-inf` there, not NaN."""
+    return ops.where(shifted < 0.0, shifted / temperature, 0.0)
+
+
+def _nucleus(
+    scaled: Tensor,
+    keep: Tensor,
+    top_k: Optional[IntOrTensor],
+    top_p: FloatOrTensor,
+    vocab_size: Optional[int],
+) -> Tensor:
+    """Whether each token belongs to the nucleus of the tokens `keep`
+    leaves (bool of the shape of `scaled`)."""
+    masked = ops.where(keep, scaled, -float("inf"))
+    # Every row keeps its largest logit (0), unless it keeps nothing.
+    any_kept = ops.any(keep, axis=-1, keepdims=True)
+    masked = ops.where(any_kept, masked, 0.0)
+    probs = ops.exp(masked - ops.logsumexp(masked, axis=-1, keepdims=True))
+
+    def full_sort():
+        descending = ops.flip(ops.sort(probs, axis=-1), axis=-1)
+        return _nucleus_cutoff(descending, top_p)
+
+    if isinstance(top_k, int):
+        # The top-k hold all the probability: only they are sorted.
+        k = top_k if vocab_size is None else min(top_k, vocab_size)
+        cutoff = _nucleus_cutoff(ops.top_k(probs, k, sorted=True)[0], top_p)
+    elif (
+        is_tensor(top_k) or vocab_size is None
+        or vocab_size <= NUCLEUS_CANDIDATES
+    ):
+        cutoff = full_sort()
+    else:
+        candidates = ops.top_k(probs, NUCLEUS_CANDIDATES, sorted=True)[0]
+        # The nucleus lies among the candidates where they hold `top_p`.
+        cutoff = ops.cond(
+            ops.all(ops.sum(candidates, axis=-1) >= top_p),
+            lambda: _nucleus_cutoff(candidates, top_p),
+            full_sort,
+        )
+    # The cutoff is one of `probs` itself, so it compares equal to itself;
+    # (a relative 1e-6 of slack: a compiler may fuse differently).
+    inside = probs >= cutoff * (1.0 - 1e-6)
+    if is_tensor(top_p):
+        inside = ops.logical_or(inside, top_p >= 1.0)
+    return inside
 
 
 def _draw(logits: Tensor, uniform: Tensor):
@@ -114,40 +244,15 @@ def _draw(logits: Tensor, uniform: Tensor):
     return ops.where(ops.any(ok, axis=-1), first, fallback)
 
 
-def _check_sampling(
-    temperature: float, top_k: Optional[int], top_p: Optional[float]
-):
-    if (
-        isinstance(temperature, bool)
-        or not isinstance(temperature, numbers.Real)
-        or temperature < 0
-    ):
-        raise ValueError(
-            "`temperature` must be a non-negative float. "
-            f"Received: temperature={temperature!r}"
-        )
-    top_k = check_positive_int("top_k", top_k, allow_none=True)
-    if top_p is not None and (
-        isinstance(top_p, bool)
-        or not isinstance(top_p, numbers.Real)
-        or not 0 < top_p <= 1
-    ):
-        raise ValueError(
-            "`top_p` must be a float in (0, 1] or None. "
-            f"Received: top_p={top_p!r}"
-        )
-    return float(temperature), top_k, top_p
-
-
 def sample_decode(
     step_fn: StepFn,
     start_tokens: IntOrTensor,
     initial_state: NestedTensor,
     end_token: IntOrTensor,
     max_length: IntOrTensor,
-    temperature: float = 1.0,
-    top_k: Optional[int] = None,
-    top_p: Optional[float] = None,
+    temperature: FloatOrTensor = 1.0,
+    top_k: Optional[IntOrTensor] = None,
+    top_p: Optional[FloatOrTensor] = None,
     seed: Optional[Union[int, keras.random.SeedGenerator]] = None,
     pad_token: Optional[IntOrTensor] = None,
     from_logits: bool = False,
@@ -182,10 +287,13 @@ def sample_decode(
         from_logits: As for `greedy_decode`.
         prefix: As for `greedy_decode`.
         prefix_lengths: As for `greedy_decode`.
-        temperature: Non-negative float. `0` is greedy decoding. Defaults
-            to `1.0`.
-        top_k: Optional positive int. Defaults to `None`.
-        top_p: Optional float in `(0, 1]`. Defaults to `None`.
+        temperature: Non-negative finite float. `0` is greedy decoding.
+            Or a scalar float tensor (`<= 0`: greedy), see
+            `filter_logits`. Defaults to `1.0`.
+        top_k: Optional positive int, or a scalar int tensor (`<= 0`: no
+            limit). Defaults to `None`.
+        top_p: Optional float in `(0, 1]`, or a scalar float tensor
+            (`>= 1`: no limit). Defaults to `None`.
         seed: Optional int or `keras.random.SeedGenerator`. Defaults to
             `None` (Keras' global generator). On JAX under `jit`, pass an
             int.
@@ -194,17 +302,21 @@ def sample_decode(
         A dict as `greedy_decode`'s: `scores` and `log_probs` are the sum of
         the model's (untempered) log-probabilities of the drawn tokens.
 
+    The end token, the prefix and the `pad_token` of finished sentences
+    are applied after the temperature and the filters, to the drawn
+    tokens: no setting can undo them.
+
     Raises:
-        ValueError: on a negative `temperature`, a non-positive `top_k`, a
-            `top_p` outside `(0, 1]`, and as `greedy_decode`.
+        ValueError: on a negative or non-finite `temperature`, a
+            non-positive `top_k`, a `top_p` outside `(0, 1]`, and as
+            `greedy_decode`.
     """
-    temperature, top_k, top_p = _check_sampling(temperature, top_k, top_p)
+    temperature, top_k, top_p = check_sampling(temperature, top_k, top_p)
     step, start, end_token, pad_token, prefix = args.check_common(
         step_fn, start_tokens, initial_state, end_token, pad_token,
         from_logits, prefix, prefix_lengths,
     )
-    greedy = temperature == 0.0
-    if greedy:
+    if isinstance(temperature, float) and temperature == 0.0:
         choose = greedy_choose(pad_token)
     else:
         bound, _ = args.length_limits(max_length)
@@ -226,14 +338,20 @@ def sample_decode(
         ):
             logits = filter_logits(log_probs, temperature, top_k, top_p)
             tokens = _draw(logits, ops.take(uniform, t, axis=1))
+            # The constraints come after the filters, as tokens: no
+            # temperature or filter can undo them.
+            if prefix is not None:
+                forced, inside = core.prefix_tokens(t, prefix)
+                tokens = ops.where(inside, forced, tokens)
+            tokens = ops.where(finished, ops.cast(pad_token, "int32"), tokens)
             chosen = ops.take_along_axis(
                 log_probs, ops.expand_dims(tokens, 1), axis=1
             )[:, 0]
+            chosen = ops.where(finished, 0.0, chosen)
             return tokens, None, {"log_probs": ex["log_probs"] + chosen}
 
     out = core.run_loop(
         step, start, initial_state, choose, row_extras,
-        end_token, pad_token, max_length, prefix=prefix,
-        pad_finished=not greedy,
+        end_token, pad_token, max_length, prefix=prefix, pad_finished=False,
     )
     return row_result(out)

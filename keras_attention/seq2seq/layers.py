@@ -13,7 +13,7 @@ which is left as it is (docs/alignment.md):
   aligns (Zenkel et al., 2019). It serves `align` only, where the target
   is given. (Reading the predicted tokens with a bidirectional RNN over
   the whole target, as Garg et al., 2019, use the full target, gave the
-  same AER: 11.7 against 11.8 %, docs/alignment.md.)
+  same AER: 11.7 against 11.8 %, benchmarks/results/2026-12-01-alignment.md.)
 - `lexical`, unsupervised: `LexicalAlignment` below.
 
 `make_head_layers` builds a head's layers (named as the weights files know

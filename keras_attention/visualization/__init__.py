@@ -4,7 +4,7 @@
   `plot_attention_grid` (several in one figure, on one colour scale),
   `save_attention_plot`, `save_figure`, `figure_to_png` and
   `require_matplotlib`. matplotlib is an optional dependency
-  (`pip install keras-attention[viz]`), imported only when a figure is
+  (`pip install keras-seq2seq-attention[viz]`), imported only when a figure is
   drawn, and pyplot is never used.
 - `text_grid`: `attention_text_grid`, shaded squares for a terminal (no
   dependency).

@@ -5,7 +5,7 @@ weight matrix with the tokens on the axes and returns a matplotlib
 `Figure` (and writes a PNG when given a path); `plot_attention_grid` puts
 several such heatmaps in one figure, on one colour scale.
 
-matplotlib is an optional dependency (`pip install keras-attention[viz]`),
+matplotlib is an optional dependency (`pip install keras-seq2seq-attention[viz]`),
 imported only when a figure is drawn. No pyplot is used: the figures are
 plain `matplotlib.figure.Figure` objects drawn with the Agg renderer, so
 plotting never changes the user's matplotlib backend, needs no display and
@@ -52,8 +52,8 @@ def require_matplotlib() -> type:
     except ImportError as error:
         raise ImportError(
             "Plotting attention needs matplotlib, an optional dependency of "
-            "keras-attention. Install it with `pip install "
-            "keras-attention[viz]` (or `pip install matplotlib`)."
+            "keras-seq2seq-attention. Install it with `pip install "
+            "keras-seq2seq-attention[viz]` (or `pip install matplotlib`)."
         ) from error
     return Figure
 

@@ -4,7 +4,8 @@ BahdanauAttention and AttentionWrapper on small hand-set weights.
 Run with the TFA environment (Python 3.11, tensorflow-cpu 2.15.1,
 tensorflow-addons 0.23.0), from the repository root:
 
-    /work/tfa-venv/bin/python tests/parity/make_attention_reference.py
+    make .venv-tfa/.installed   # the TFA environment (see the Makefile)
+    .venv-tfa/bin/python tests/parity/make_attention_reference.py
 
 Every weight is drawn here and saved with the outputs, under the name of
 the TFA variable it was assigned to (`<case>/memory_layer`, `<case>/v`,

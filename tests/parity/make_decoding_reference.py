@@ -4,7 +4,8 @@ decoding of the hand-set model of decoding_model.py.
 Run with the TFA environment (Python 3.11, tensorflow-cpu 2.15.1,
 tensorflow-addons 0.23.0), from the repository root:
 
-    /work/tfa-venv/bin/python tests/parity/make_decoding_reference.py
+    make .venv-tfa/.installed   # the TFA environment (see the Makefile)
+    .venv-tfa/bin/python tests/parity/make_decoding_reference.py
 
 The model is a cell whose state is TFA's `AttentionWrapperState` (so that
 `coverage_penalty_weight` finds the alignments); its output is the logits

@@ -3,7 +3,8 @@
 Run with the TFA reference environment (Python 3.11, tensorflow-cpu 2.15.1,
 tensorflow-addons 0.23.0, numpy<2), from the repository root:
 
-    /work/tfa-venv/bin/python tests/parity/make_monotonic_reference.py
+    make .venv-tfa/.installed   # the TFA environment (see the Makefile)
+    .venv-tfa/bin/python tests/parity/make_monotonic_reference.py
 
 It is deterministic (fixed numpy seed, weights set explicitly, no sigmoid
 noise) and writes `tests/parity/monotonic_reference.npz`, which
