@@ -2,10 +2,6 @@
 
 - `format_outputs`: a decoder's dict to the signature outputs (strings,
   attention cut to the sentence lengths).
-- `sampling_logits`: temperature, top-k and top-p filtering with the
-  settings as tensors (signature inputs), where
-  `keras_attention.decoding.filter_logits` takes Python values fixed when
-  the graph is traced.
 - `source_words`: the source word of every source token position (the
   whole pre-tokenized word a WordPiece belongs to), the strings that
   unknown-word replacement copies.
@@ -20,46 +16,7 @@ from keras_attention.typing import Tensor
 import tensorflow as tf
 
 from keras_attention.seq2seq import tokens as text_lib
-from keras_attention.decoding import NEG_INF
 from keras_attention.decoding import unknown_source_positions
-
-
-def sampling_logits(
-    log_probs: Tensor, temperature: float, top_k: int, top_p: float
-) -> Any:
-    """Filtered logits `(rows, vocab)` to draw the next token from.
-
-    Args:
-        log_probs: float32 `(rows, vocab)`, the model's log-probabilities.
-        temperature: float32 scalar; the logits are divided by it. `<= 0`
-            keeps only the most probable token (greedy decoding).
-        top_k: int32 scalar; `<= 0` is no limit, else only the `top_k`
-            largest logits survive.
-        top_p: float32 scalar; only the nucleus (the fewest most probable
-            tokens whose probability reaches `top_p`) survives; `>= 1` is no
-            limit.
-    """
-    vocab = tf.shape(log_probs)[1]
-    greedy = temperature <= 0.0
-    logits = log_probs / tf.where(greedy, 1.0, temperature)
-    descending = tf.sort(logits, axis=-1, direction="DESCENDING")
-    k = tf.where(
-        greedy, 1, tf.where(top_k <= 0, vocab, tf.minimum(top_k, vocab))
-    )
-    kth = descending[:, k - 1 : k]
-    logits = tf.where(logits >= kth, logits, NEG_INF)
-    # The nucleus, among the top-k (sorted: a prefix of `descending`).
-    ranks = tf.range(vocab)[None, :]
-    descending = tf.where(ranks < k, descending, NEG_INF)
-    probs = tf.nn.softmax(descending, axis=-1)
-    before = tf.cumsum(probs, axis=-1, exclusive=True)
-    # The first token always belongs to the nucleus.
-    in_nucleus = tf.logical_or(before < top_p, ranks == 0)
-    cutoff = tf.reduce_min(
-        tf.where(in_nucleus, descending, -NEG_INF), axis=-1, keepdims=True
-    )
-    keep = tf.logical_or(top_p >= 1.0, logits >= cutoff)
-    return tf.where(keep, logits, NEG_INF)
 
 
 def strip_after_end(tokens: Tensor) -> Any:

@@ -22,6 +22,7 @@ from keras_attention.decoding import beam_search_decode
 from keras_attention.decoding import beam_search_nbest
 from keras_attention.decoding import ensemble_state
 from keras_attention.decoding import ensemble_step
+from keras_attention.decoding import filter_logits
 from keras_attention.decoding import greedy_decode
 from keras_attention.decoding import sample_decode
 
@@ -218,9 +219,7 @@ class TranslatorModule(tf.Module):
         def decode(step: Any, *inputs: Any, **more: Any) -> Any:
             def filtered(tokens: Tensor, state: Any) -> Any:
                 log_probs, state, attention = step(tokens, state)
-                logits = serving_ops.sampling_logits(
-                    log_probs, temperature, top_k, top_p
-                )
+                logits = filter_logits(log_probs, temperature, top_k, top_p)
                 return logits, state, attention
 
             return sample_decode(
