@@ -18,13 +18,21 @@ from examples.common.config import ModelConfig
 from examples.common.config import TrainConfig
 from examples.common.config import option
 
-# Plain constants of the modules that read the data and the text (which
-# import TensorFlow): `data.DATA_FORMATS`, `readers.DIRECTIONS`,
-# `NUM_DATES`, `MAX_TOKENS` are these.
-DATA_FORMATS = ("auto", "anki", "tsv", "parallel")
-DIRECTIONS = ("to-english", "from-english")
-NUM_DATES = 20000
+from examples.nmt.data import DATA_FORMATS
+from examples.nmt.dates import NUM_DATES
+from examples.nmt.readers import DIRECTIONS
+
+# Default longest token sequence (sub-words, with `[START]`/`[END]`);
+# `text.py` reads it from here.
 MAX_TOKENS = 64
+# Defaults of `align.align_run`, the `align` command's too.
+ALIGN_DEFAULTS = {
+    "symmetrize": "grow-diag-final-and",
+    "batch_size": 256,
+    "method": "argmax",
+    "threshold": 0.5,
+}
+
 
 @dataclasses.dataclass
 class DataConfig:
