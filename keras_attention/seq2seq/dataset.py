@@ -59,15 +59,6 @@ def make_dataset(
 ) -> Any:
     """`tf.data` pipeline of `({"source_ids", "target_in"}, target_out)`.
 
-    Args:
-        corpus: An object with `pairs`, a list of `(source, target)`
-            strings.
-        source_processor: The source tokenizer (`tokenize(strings)`:
-            ragged ids with `[END]`; `max_tokens`).
-        target_processor: The target tokenizer (ids with `[START]` and
-            `[END]`).
-        batch_size: Pairs per batch.
-
     Tokenizes in batches of 1024 with the tensorflow-text ops, then either
     buckets by length (`bucket_boundaries`, so a batch holds sentences of
     similar length and little padding) or pads each batch to its longest
@@ -89,6 +80,15 @@ def make_dataset(
     batch of a bucket is short), so that an XLA-compiled train step
     (`--jit-compile`) compiles a handful of times instead of once per new
     batch shape.
+
+    Args:
+        corpus: An object with `pairs`, a list of `(source, target)`
+            strings.
+        source_processor: The source tokenizer (`tokenize(strings)`:
+            ragged ids with `[END]`; `max_tokens`).
+        target_processor: The target tokenizer (ids with `[START]` and
+            `[END]`).
+        batch_size: Pairs per batch.
     """
     sources = [s for s, _ in corpus.pairs]
     targets = [t for _, t in corpus.pairs]
