@@ -356,6 +356,7 @@ strategy = distribute.get_strategy(strategy_name)
 import keras
 from examples.nmt import config as config_lib
 from examples.nmt import train as train_lib
+from keras_attention.seq2seq.training import EpochTimer
 
 out = {"replicas": strategy.num_replicas_in_sync}
 # Validation (distributed evaluation, partial batches) runs on 2 workers;
@@ -377,7 +378,7 @@ class Crash(Exception):
     pass
 
 state = {"run": 0}
-on_epoch_end = train_lib.EpochTimer.on_epoch_end
+on_epoch_end = EpochTimer.on_epoch_end
 
 def crash_after_first_epoch(self, epoch, logs=None):
     on_epoch_end(self, epoch, logs)
@@ -387,14 +388,14 @@ def crash_after_first_epoch(self, epoch, logs=None):
         raise Crash()  # before BackupAndRestore saves epoch 1
 
 if resume:
-    train_lib.EpochTimer.on_epoch_end = crash_after_first_epoch
+    EpochTimer.on_epoch_end = crash_after_first_epoch
     try:
         train_lib.train(run_dir, *configs, log=lambda *a: None)
         out["crashed"] = False
     except Crash:
         out["crashed"] = True
     state["run"] = 1
-    train_lib.EpochTimer.on_epoch_end = on_epoch_end
+    EpochTimer.on_epoch_end = on_epoch_end
 
 original_fit = keras.Model.fit
 def fit(self, *args, **kwargs):

@@ -29,7 +29,7 @@ from examples.nmt import config as config_lib  # noqa: E402
 from examples.common import train as model_lib  # noqa: E402
 from keras_attention.seq2seq import dataset as dataset_lib  # noqa: E402
 from examples.nmt import text as text_lib  # noqa: E402
-from examples.nmt import train as train_lib  # noqa: E402
+from examples.common import train as train_lib  # noqa: E402
 from keras_attention.base_attention import masked_softmax  # noqa: E402
 
 # The module (the package attribute of the same name is a function).
