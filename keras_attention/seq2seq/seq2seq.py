@@ -378,6 +378,16 @@ class Seq2Seq(Generation, keras.Model):
         outputs["alignment"] = drop_mask(name="drop_mask_alignment")(aligned)
         return outputs
 
+    def __setattr__(self, name: str, value: Any) -> None:
+        # The layers are set before `Model.__init__` (the functional model
+        # tracks them). On torch a Keras layer is a `torch.nn.Module`,
+        # which refuses sub-modules before its `__init__`: set them plainly
+        # (as KerasHub's backbones do).
+        if keras.config.backend() == "torch" and "_modules" not in vars(self):
+            object.__setattr__(self, name, value)
+            return
+        super().__setattr__(name, value)
+
     # ------------------------------------------------------------------
     # Training: targets for the outputs that train only.
     def _all_targets(self, y: Tensor, y_pred: Tensor):
