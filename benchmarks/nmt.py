@@ -53,13 +53,19 @@ SIZES = {
 def _interfaces():
     """The example's model and the decoders, or the reason they are absent."""
     try:
-        from examples.nmt import model as nmt_model
+        import types
+
+        from examples.common.config import ModelConfig
+        from examples.common.train import build_model
     except ImportError as err:
         return None, None, f"examples.nmt is not available ({err})"
     try:
         from keras_attention import decoding
     except ImportError as err:
         return None, None, f"keras_attention.decoding is not available ({err})"
+    nmt_model = types.SimpleNamespace(
+        ModelConfig=ModelConfig, build_model=build_model
+    )
     return nmt_model, decoding, None
 
 
@@ -87,7 +93,7 @@ class Decoder(tf.Module):
         self.max_length = max_length
         self.beam_width = beam_width
         self.model_variables = [
-            v.value for v in seq2seq.training_model.variables
+            v.value for v in seq2seq.variables
         ]
 
     def _start(self, source_ids):
@@ -141,13 +147,16 @@ def run_training(nmt_model, sizes, score, log=print):
     source, target_in, target_out = _batch(sizes)
     models = {}
     for model_type in ("luong", "stepwise"):
-        seq2seq = nmt_model.Seq2Seq(
+        model = nmt_model.build_model(
             make_config(nmt_model, sizes, model_type, score)
         )
-        model = seq2seq.training_model
         model.compile(
             optimizer="adam",
-            loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+            loss={
+                "logits": keras.losses.SparseCategoricalCrossentropy(
+                    from_logits=True
+                )
+            },
         )
         models[model_type] = model
     inputs = {"source_ids": source, "target_in": target_in}
@@ -175,7 +184,7 @@ def run_training(nmt_model, sizes, score, log=print):
 
 
 def run_decoding(nmt_model, decoding, sizes, model_type, score, log=print):
-    seq2seq = nmt_model.Seq2Seq(
+    seq2seq = nmt_model.build_model(
         make_config(nmt_model, sizes, model_type, score)
     )
     module = Decoder(

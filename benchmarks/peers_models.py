@@ -14,7 +14,7 @@ import numpy as np
 import tensorflow as tf
 
 import keras_attention as ka
-from examples.nmt.fused_adam import FusedAdam
+from keras_attention.seq2seq import FusedAdam
 
 END_TOKEN = 2
 START_TOKEN = 1

@@ -14,11 +14,12 @@ pytestmark = pytest.mark.tf_only
 pytest.importorskip("tensorflow")
 pytest.importorskip("tensorflow_text")
 
-from examples.nmt import acceleration  # noqa: E402
+from examples.common import acceleration  # noqa: E402
+from examples.common import config as common_config  # noqa: E402
 from examples.nmt import config as config_lib  # noqa: E402
 from examples.nmt import run as run_lib  # noqa: E402
 from examples.nmt import train as train_lib  # noqa: E402
-from examples.nmt.fused_adam import FusedAdam  # noqa: E402
+from keras_attention.seq2seq import FusedAdam  # noqa: E402
 
 CPUINFO = """processor\t: 0
 vendor_id\t: GenuineIntel
@@ -107,7 +108,7 @@ def test_jit_compile_setting_rejects_others():
         acceleration.jit_compile_setting("yes")
 
 
-@pytest.mark.parametrize("model_type", config_lib.MODEL_TYPES)
+@pytest.mark.parametrize("model_type", common_config.MODEL_TYPES)
 @pytest.mark.parametrize("precision", ["float16", "bfloat16"])
 def test_mixed_precision_training_keeps_float32_master_weights(
     tmp_path, precision, model_type
@@ -131,7 +132,7 @@ def test_mixed_precision_training_keeps_float32_master_weights(
     )
     run_dir = str(tmp_path / "run")
     seq2seq, history = train_lib.train(run_dir, *configs, log=lambda *_: None)
-    model = seq2seq.training_model
+    model = seq2seq
     assert seq2seq.attention.compute_dtype == precision
     assert {v.dtype for v in model.trainable_variables} == {"float32"}
     floating = {v.dtype for v in model.variables if "float" in v.dtype}

@@ -31,7 +31,7 @@ pytestmark = pytest.mark.tf_only
 tf = pytest.importorskip("tensorflow")
 pytest.importorskip("tensorflow_text")
 
-from examples.nmt import distribute  # noqa: E402
+from examples.common import distribute  # noqa: E402
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CLUSTER_TIMEOUT_S = 300
@@ -187,7 +187,7 @@ import json, os, sys, types
 import numpy as np
 import keras
 import tensorflow as tf
-from examples.nmt import distribute
+from examples.common import distribute
 
 strategy = distribute.get_strategy("multi-worker")
 out = {"replicas": strategy.num_replicas_in_sync,
@@ -349,13 +349,14 @@ import json, os, sys
 import numpy as np
 strategy_name, run_dir, result = sys.argv[1], sys.argv[2], sys.argv[-1]
 resume = sys.argv[3] == "resume"
-from examples.nmt import distribute
+from examples.common import distribute
 if strategy_name == "mirrored":
     distribute.configure_logical_cpus(2)
 strategy = distribute.get_strategy(strategy_name)
 import keras
 from examples.nmt import config as config_lib
 from examples.nmt import train as train_lib
+from keras_attention.seq2seq.training import EpochTimer
 
 out = {"replicas": strategy.num_replicas_in_sync}
 # Validation (distributed evaluation, partial batches) runs on 2 workers;
@@ -377,7 +378,7 @@ class Crash(Exception):
     pass
 
 state = {"run": 0}
-on_epoch_end = train_lib.EpochTimer.on_epoch_end
+on_epoch_end = EpochTimer.on_epoch_end
 
 def crash_after_first_epoch(self, epoch, logs=None):
     on_epoch_end(self, epoch, logs)
@@ -387,14 +388,14 @@ def crash_after_first_epoch(self, epoch, logs=None):
         raise Crash()  # before BackupAndRestore saves epoch 1
 
 if resume:
-    train_lib.EpochTimer.on_epoch_end = crash_after_first_epoch
+    EpochTimer.on_epoch_end = crash_after_first_epoch
     try:
         train_lib.train(run_dir, *configs, log=lambda *a: None)
         out["crashed"] = False
     except Crash:
         out["crashed"] = True
     state["run"] = 1
-    train_lib.EpochTimer.on_epoch_end = on_epoch_end
+    EpochTimer.on_epoch_end = on_epoch_end
 
 original_fit = keras.Model.fit
 def fit(self, *args, **kwargs):
@@ -415,14 +416,14 @@ class _RestoreProbe(keras.callbacks.Callback):
 keras.Model.fit = fit
 seq2seq, record = train_lib.train(run_dir, *configs, log=lambda *a: None)
 keras.Model.fit = original_fit
-out["weights"] = [w.tolist() for w in seq2seq.training_model.get_weights()]
+out["weights"] = [w.tolist() for w in seq2seq.get_weights()]
 out["loss"] = record["loss"]
 out["run_dir"] = distribute.worker_dir(run_dir, strategy)
 out["files"] = sorted(os.listdir(out["run_dir"]))
 if strategy_name == "mirrored":
     from examples.nmt import export as export_lib
     path = export_lib.export_run(run_dir)
-    translate = export_lib.load_saved_model(path)
+    translate = serving.load_saved_model(path)
     res = translate(__import__("tensorflow").constant(["lundi 1 janvier 2024"]))
     out["translation"] = res["translation"].numpy()[0].decode()
     out["attention_shape"] = list(res["attention"].shape)

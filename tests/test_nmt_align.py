@@ -12,11 +12,12 @@ tf = pytest.importorskip("tensorflow")
 pytest.importorskip("tensorflow_text")
 
 from examples.nmt import align  # noqa: E402
-from examples.nmt import alignment_head  # noqa: E402
+from keras_attention.seq2seq import layers as alignment_head  # noqa: E402
 from examples.nmt import cli  # noqa: E402
 from examples.nmt import config as config_lib  # noqa: E402
-from examples.nmt import model as model_lib  # noqa: E402
+from keras_attention.seq2seq.tokens import END_ID  # noqa: E402
 from examples.nmt import pipeline  # noqa: E402
+from keras_attention.seq2seq import dataset as dataset_lib  # noqa: E402
 from examples.nmt import run as run_lib  # noqa: E402
 from examples.nmt import text as text_lib  # noqa: E402
 from examples.nmt import train as train_lib  # noqa: E402
@@ -90,15 +91,13 @@ class _FixedAttention:
     def __init__(self, row=None):
         self.row = row or (lambda r, n: np.eye(n)[(r - 1) % 3])
 
-    def attention_model(self, inputs, training=False):
+    def __call__(self, inputs, training=False):
         batch, rows = inputs["target_in"].shape
         columns = inputs["source_ids"].shape[1]
         weights = np.zeros((batch, rows, columns), "float32")
         for r in range(rows):
             weights[:, r] = self.row(r, columns)
-        return weights
-
-    alignment_model = attention_model
+        return {"attention": weights, "alignment": weights}
 
 
 def _abc_xyz(tmp_path):
@@ -234,7 +233,7 @@ def _reversed_links(pairs):
     return out
 
 
-def test_split_links_keep_their_pair_through_filtering(tmp_path):
+def test_links_keep_their_pair_through_filtering(tmp_path):
     pairs = [("a b", "x y"), ("a b c d e", "x"), ("c", "z"), ("a b", "x y")]
     links = [{(0, 0)}, {(4, 0)}, {(0, 0)}, {(1, 1)}]
     path = str(tmp_path / "pairs.tsv")
@@ -245,15 +244,35 @@ def test_split_links_keep_their_pair_through_filtering(tmp_path):
     )
     from examples.nmt import data as data_lib
 
-    _, splits = data_lib.load_splits(data)
-    got = pipeline.split_links(data, path + ".align", splits)
+    _, splits = data_lib.load_splits(data, path + ".align")
     assert splits["train"].pairs == [pairs[0], pairs[2], pairs[3]]
-    # Lines 1, 3, 4 (the long pair is dropped; equal pairs in file order).
-    assert got["train"] == [(1, {(0, 0)}), (3, {(0, 0)}), (4, {(1, 1)})]
+    # Lines 1, 3, 4 (the long pair is dropped; equal pairs keep their own).
+    got = splits["train"].links
+    assert got == [(1, {(0, 0)}), (3, {(0, 0)}), (4, {(1, 1)})]
     with open(path + ".short", "w") as f:
         f.write("0-0\n")
     with pytest.raises(ValueError, match="one line per pair"):
-        pipeline.split_links(data, path + ".short", splits)
+        data_lib.load_splits(data, path + ".short")
+
+
+def test_links_travel_with_their_pair_into_the_splits(tmp_path):
+    """Each split holds the links of its own pairs: equal pairs with
+    different links keep theirs (no matching by text)."""
+    pairs = [(f"w{i} a", f"v{i} b") for i in range(40)] + [("same", "same")] * 2
+    links = [{(0, 0)}] * 40 + [{(0, 0)}, set()]
+    path = str(tmp_path / "pairs.tsv")
+    _write_pairs(path, pairs, links)
+    data = config_lib.DataConfig(
+        paths=(path,), validation_fraction=0.3, test_fraction=0.3,
+    )
+    from examples.nmt import data as data_lib
+
+    _, splits = data_lib.load_splits(data, path + ".align")
+    numbers = sorted(n for s in splits.values() for n, _ in s.links)
+    assert numbers == list(range(1, 43))
+    for split in splits.values():
+        for pair, (number, _) in zip(split.pairs, split.links):
+            assert pair == pairs[number - 1]
 
 
 def test_make_dataset_feeds_the_reference(tmp_path):
@@ -270,9 +289,9 @@ def test_make_dataset_feeds_the_reference(tmp_path):
     links = pipeline.guided_token_links(corpus, word_links, source, target)
     # "bbb" = bb ##b: source columns 1 and 2.
     assert links[0] == {(1, 0), (2, 0), (0, 1)}
-    ds = pipeline.make_dataset(corpus, source, target, 2, links=links)
+    ds = dataset_lib.make_dataset(corpus, source, target, 2, links=links)
     inputs, targets = next(iter(ds))
-    reference = targets["attention"].numpy()
+    reference = targets["alignment"].numpy()
     assert reference.shape == (2, 3, 4)  # T = 2 words + [END], S = 3 + [END]
     np.testing.assert_array_equal(
         reference[0], [[0, 1, 1, 0], [1, 0, 0, 0], [0, 0, 0, 0]]
@@ -282,12 +301,12 @@ def test_make_dataset_feeds_the_reference(tmp_path):
     )
     assert targets["logits"].shape == inputs["target_in"].shape
     # Fixed shapes (XLA): the reference padded with -1 to the batch width.
-    ds = pipeline.make_dataset(
+    ds = dataset_lib.make_dataset(
         corpus, source, target, 2, links=links, fixed_shapes=True,
         bucket_boundaries=(3, 6),
     )
     inputs, targets = next(iter(ds))
-    padded = targets["attention"].numpy()
+    padded = targets["alignment"].numpy()
     width = inputs["source_ids"].shape[1]
     assert width == 5 and padded.shape == (2, width - 1, width)
     assert targets["logits"].shape == inputs["target_in"].shape == (2, width - 1)
@@ -352,7 +371,7 @@ def test_alignment_head_learns_the_links_the_attention_is_left_free(tmp_path):
     test = pairs[:60]
     assert _agreement(align.align_run(run_dir, test), reference[:60]) > 0.8
     seq2seq, source, target, _ = run_lib.load_trained(run_dir)
-    assert seq2seq.alignment_model is not seq2seq.attention_model
+    assert seq2seq.alignment_head == "guided"
     head = align.attention_word_links(seq2seq, source, target, test)
     assert _agreement(head, reference[:60]) > 0.8
     for (w, _, _) in align.teacher_forced_attention(
@@ -360,8 +379,9 @@ def test_alignment_head_learns_the_links_the_attention_is_left_free(tmp_path):
     ):
         np.testing.assert_allclose(w.sum(-1), 1.0, rtol=1e-5)
     # The translation attention, unsupervised, does not follow them.
-    seq2seq.alignment_model = seq2seq.attention_model
-    plain = align.attention_word_links(seq2seq, source, target, test)
+    plain = align.attention_word_links(
+        seq2seq, source, target, test, output="attention"
+    )
     assert _agreement(plain, reference[:60]) < 0.5
 
 
@@ -409,8 +429,9 @@ def test_lexical_alignment_head_aligns_without_links(tmp_path):
     lexical = right / sum(len(p) for p in links)
     assert lexical > 0.85, lexical
     # The translation attention alone, not trained for it, does worse.
-    seq2seq.alignment_model = seq2seq.attention_model
-    plain = align.attention_word_links(seq2seq, source, target, test)
+    plain = align.attention_word_links(
+        seq2seq, source, target, test, output="attention"
+    )
     plain_right = sum(
         s.split()[i][1:-1] == t.split()[j][1:-1]
         for (s, t), pair in zip(test, plain) for i, j in pair
@@ -421,7 +442,7 @@ def test_lexical_alignment_head_aligns_without_links(tmp_path):
 def test_next_tokens_rebuild_target_out():
     target = np.array([[1, 5, 6, 3], [1, 7, 3, 0], [1, 3, 0, 0]], "int32")
     target_in, target_out = target[:, :-1], target[:, 1:]
-    rebuilt = np.asarray(alignment_head.next_tokens(target_in, model_lib.END_ID))
+    rebuilt = np.asarray(alignment_head.next_tokens(target_in, END_ID))
     # Row 0 is the longest (its [END] is only in target_out); the others
     # end inside target_in.
     np.testing.assert_array_equal(rebuilt, target_out)
@@ -517,7 +538,7 @@ def test_cli_round_trip_train_align_score(tmp_path, capsys):
 
 
 def test_source_end_not_attended():
-    from examples.nmt import model as model_lib
+    from examples.common import train as model_lib
 
     config = config_lib.ModelConfig(
         source_vocab_size=13, target_vocab_size=11, embedding_dim=6,
@@ -526,9 +547,9 @@ def test_source_end_not_attended():
     seq2seq = model_lib.build_model(config)
     source = np.array([[4, 5, 3], [6, 3, 0]], "int32")
     target_in = np.array([[2, 4], [2, 5]], "int32")
-    weights = np.asarray(seq2seq.attention_model(
+    weights = np.asarray(seq2seq(
         {"source_ids": source, "target_in": target_in}, training=False
-    ))
+    )["attention"])
     assert np.all(weights[0, :, 2] == 0) and np.all(weights[1, :, 1:] == 0)
     np.testing.assert_allclose(weights.sum(-1), 1.0, atol=1e-5)
 

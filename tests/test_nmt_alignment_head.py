@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from examples.nmt import alignment_head
+from keras_attention.seq2seq import layers as alignment_head
 
 
 def numpy_lexical(weights, embedded, kernel, bias, predicted, mask, uniform):

@@ -18,11 +18,12 @@ import pytest
 tf = pytest.importorskip("tensorflow")
 pytest.importorskip("tensorflow_text")
 
+from keras_attention.seq2seq import serving  # noqa: E402
 from examples.nmt import cli  # noqa: E402
 from examples.nmt import data as data_lib  # noqa: E402
 from examples.nmt import evaluate as eval_lib  # noqa: E402
 from examples.nmt import export as export_lib  # noqa: E402
-from examples.nmt import model as model_lib  # noqa: E402
+from examples.common import train as model_lib  # noqa: E402
 from examples.nmt import text as text_lib  # noqa: E402
 from examples.nmt import run as run_lib  # noqa: E402
 from tests.nmt_tiny import train_tiny  # noqa: E402
@@ -74,7 +75,7 @@ def run(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def greedy(run):
-    return export_lib.load_saved_model(run[1])
+    return serving.load_saved_model(run[1])
 
 
 @pytest.fixture(scope="module")
@@ -180,7 +181,7 @@ def test_beam_width_one_equals_greedy(greedy, beam_signature, width):
 
 def test_beam_width_is_clamped_to_the_maximum(beam_signature):
     wide = _beam(beam_signature, SENTENCES[:3], 10**6)
-    widest = _beam(beam_signature, SENTENCES[:3], export_lib.MAX_BEAM_WIDTH)
+    widest = _beam(beam_signature, SENTENCES[:3], serving.MAX_BEAM_WIDTH)
     for i in range(3):
         _assert_same_row(_row(wide, i), _row(widest, i))
 
@@ -201,7 +202,7 @@ def _limit(out, i):
     return min(2 * source_tokens + 10, MAX_OUTPUT_TOKENS)
 
 
-def _penalty(length, alpha=export_lib.LENGTH_PENALTY):
+def _penalty(length, alpha=serving.LENGTH_PENALTY):
     return ((5.0 + length) / 6.0) ** alpha
 
 
@@ -237,7 +238,7 @@ def test_beam_output_is_its_own_teacher_forced_hypothesis(run, beam_signature):
             "target_in": np.array([target_in], np.int32),
         }
         log_probs = _log_softmax(
-            np.asarray(seq2seq.training_model(inputs), np.float64)[0]
+            np.asarray(seq2seq(inputs)["logits"], np.float64)[0]
         )
         expected_tokens = tgt + ([text_lib.END_ID] if ended else [])
         total = sum(log_probs[t, tok] for t, tok in enumerate(expected_tokens))
@@ -245,7 +246,7 @@ def test_beam_output_is_its_own_teacher_forced_hypothesis(run, beam_signature):
         np.testing.assert_allclose(
             row["scores"], total / _penalty(len(expected_tokens)), rtol=1e-4, atol=1e-4
         )
-        weights = np.asarray(seq2seq.attention_model(inputs))[0]
+        weights = np.asarray(seq2seq(inputs)["attention"])[0]
         np.testing.assert_allclose(row["attention"], weights[:n], atol=1e-5)
 
 
@@ -273,14 +274,14 @@ def test_evaluate_reports_greedy_and_beam(run, greedy, capsys):
     _, splits = data_lib.load_splits(run_lib.load_run_config(run_dir)[0])
     texts = [s for s, _ in splits["test"].pairs]
     references = [t for _, t in splits["test"].pairs]
-    beam_fn = export_lib.load_saved_model(path, beam_width=3)
-    expected = [r["translation"] for r in eval_lib.translate_all(beam_fn, texts)]
+    beam_fn = serving.load_saved_model(path, beam_width=3)
+    expected = [r["translation"] for r in serving.translate_all(beam_fn, texts)]
     assert [r["translation"] for r in result["beam"]["results"]] == expected
     bleu, chrf = eval_lib.bleu_chrf(expected, references)
     assert result["beam"]["bleu"] == pytest.approx(bleu)
     assert result["beam"]["chrf"] == pytest.approx(chrf)
     greedy_translations = [
-        r["translation"] for r in eval_lib.translate_all(greedy, texts)
+        r["translation"] for r in serving.translate_all(greedy, texts)
     ]
     assert [r["translation"] for r in result["results"]] == greedy_translations
 
@@ -302,18 +303,18 @@ def test_translate_cli_with_beam(run, capsys):
 def test_load_saved_model_rejects_bad_width_and_old_exports(run, tmp_path):
     run_dir, path = run
     with pytest.raises(ValueError, match="beam_width"):
-        export_lib.load_saved_model(path, beam_width=-1)
+        serving.load_saved_model(path, beam_width=-1)
     with pytest.raises(ValueError, match="beam_width"):
-        export_lib.load_saved_model(path, beam_width=2.0)
+        serving.load_saved_model(path, beam_width=2.0)
     # A SavedModel with only the greedy signature (exported before beam
     # search) translates greedily and names the fix for beam search.
     seq2seq, source, target, _ = run_lib.load_trained(run_dir)
-    module = export_lib.TranslatorModule(seq2seq, source, target, max_output_tokens=4)
+    module = serving.TranslatorModule(seq2seq, source, target, max_output_tokens=4)
     old = str(tmp_path / "old_export")
     tf.saved_model.save(module, old, signatures={"serving_default": module.translate})
-    assert export_lib.load_saved_model(old)(tf.constant(["3"]))["translation"].shape == (1,)
+    assert serving.load_saved_model(old)(tf.constant(["3"]))["translation"].shape == (1,)
     with pytest.raises(ValueError, match="no `beam` signature"):
-        export_lib.load_saved_model(old, beam_width=4)
+        serving.load_saved_model(old, beam_width=4)
 
 
 def test_beam_signature_on_hostile_inputs(beam_signature):
@@ -347,7 +348,7 @@ def test_stepwise_model_beam_equals_greedy_at_width_one_and_is_batch_independent
     _, text_config, model_config, _ = run_lib.load_run_config(run_dir)
     source, target = run_lib.make_processors(run_dir, text_config)
     seq2seq = model_lib.build_model(dataclasses.replace(model_config, model="stepwise"))
-    module = export_lib.TranslatorModule(seq2seq, source, target, max_output_tokens=8)
+    module = serving.TranslatorModule(seq2seq, source, target, max_output_tokens=8)
     texts = tf.constant(SENTENCES[:4])
     g = _numpy(module.translate(texts))
     b1 = _numpy(module.translate_beam(texts, tf.constant(1)))

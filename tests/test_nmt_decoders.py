@@ -24,13 +24,14 @@ import pytest
 tf = pytest.importorskip("tensorflow")
 pytest.importorskip("tensorflow_text")
 
+from keras_attention.seq2seq import serving  # noqa: E402
 from examples.nmt import cli  # noqa: E402
 from examples.nmt import export as export_lib  # noqa: E402
 from examples.nmt import run as run_lib  # noqa: E402
-from examples.nmt import serving_ops  # noqa: E402
+from keras_attention.seq2seq.serving import serving_ops  # noqa: E402
 from examples.nmt import text as text_lib  # noqa: E402
 from examples.nmt import train as train_lib  # noqa: E402
-from examples.nmt.translator import TranslatorModule  # noqa: E402
+from keras_attention.seq2seq.serving import TranslatorModule  # noqa: E402
 from keras_attention import decoding  # noqa: E402
 from tests.nmt_tiny import train_tiny  # noqa: E402
 
@@ -181,7 +182,7 @@ def test_nbest_k_is_clamped(signatures):
     _, sig = signatures
     assert _nbest(sig, 0)["scores"].shape == (len(SENTENCES), 1)
     wide = _nbest(sig, 10**6, SENTENCES[:2])
-    assert wide["scores"].shape == (2, export_lib.MAX_BEAM_WIDTH)
+    assert wide["scores"].shape == (2, serving.MAX_BEAM_WIDTH)
     empty = _nbest(sig, 3, [])
     assert empty["translation"].shape == (0, 3)
 
@@ -221,7 +222,7 @@ def test_sample_top_k_draws_only_among_the_k_best(runs):
         tgt = [ids[t] for t in _tokens(out, i)]
         inputs = {"source_ids": source_ids.astype("int32"),
                   "target_in": np.array([[text_lib.START_ID] + tgt], "int32")}
-        logits = np.asarray(seq2seq.training_model(inputs))[0]
+        logits = np.asarray(seq2seq(inputs)["logits"])[0]
         for t, token in enumerate(tgt):
             assert token in np.argsort(logits[t])[-3:]
 
@@ -263,7 +264,7 @@ def _direct_beam(module, texts, width, **options):
         seq2seq.step, tf.fill([len(texts)], text_lib.START_ID),
         seq2seq.encode(dense), text_lib.END_ID,
         tf.minimum(2 * lengths + 10, MAX_OUTPUT_TOKENS), beam_width=width,
-        length_penalty=export_lib.LENGTH_PENALTY, **options,
+        length_penalty=serving.LENGTH_PENALTY, **options,
     )
 
 
@@ -310,7 +311,7 @@ def test_replace_unknown_copies_the_most_attended_source_word(runs, tmp_path):
     module = TranslatorModule(
         seq2seq, source, target, max_output_tokens=6, replace_unknown=True
     )
-    path = export_lib.export_saved_model(module, str(tmp_path / "unk"))
+    path = serving.export_saved_model(module, str(tmp_path / "unk"))
     sig = tf.saved_model.load(path).signatures
     words = serving_ops.source_words(
         source, _texts(texts), source.tokenize(_texts(texts))
@@ -379,7 +380,7 @@ def test_ensemble_averages_the_members_probabilities(runs, tmp_path):
         inputs = {"source_ids": src,
                   "target_in": np.array([[text_lib.START_ID] + forced], "int32")}
         probs = [
-            tf.nn.softmax(m[0].training_model(inputs)).numpy()[0] for m in members
+            tf.nn.softmax(m[0](inputs)).numpy()[0] for m in members
         ]
         mean = (probs[0] + probs[1]) / 2
         expected = sum(np.log(mean[t, tok]) for t, tok in enumerate(forced))

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from examples.nmt.fused_adam import FusedAdam
+from keras_attention.seq2seq import FusedAdam
 
 
 def _variables(seed=0):

@@ -10,11 +10,11 @@ import keras  # noqa: E402
 
 from examples.nmt import config as config_lib  # noqa: E402
 from examples.nmt import dates  # noqa: E402
-from examples.nmt import losses  # noqa: E402
-from examples.nmt import model as model_lib  # noqa: E402
-from examples.nmt import model_layers  # noqa: E402
+from keras_attention.seq2seq import losses  # noqa: E402
+from examples.common import train as model_lib  # noqa: E402
+from keras_attention.seq2seq import layers as model_layers  # noqa: E402
 from examples.nmt import text as text_lib  # noqa: E402
-from examples.nmt import pipeline  # noqa: E402
+from keras_attention.seq2seq import dataset as dataset_lib  # noqa: E402
 from examples.nmt import run as run_lib  # noqa: E402
 
 pytestmark = pytest.mark.tf_only
@@ -102,8 +102,8 @@ def test_step_decoding_matches_teacher_forcing(overrides):
     source = np.array([[4, 5, 6, 7, 3], [8, 9, 3, 0, 0]], "int32")
     target_in = np.array([[2, 4, 5, 6], [2, 7, 0, 0]], "int32")
     inputs = {"source_ids": source, "target_in": target_in}
-    logits = np.asarray(seq2seq.training_model(inputs, training=False))
-    weights = np.asarray(seq2seq.attention_model(inputs, training=False))
+    logits = np.asarray(seq2seq(inputs, training=False)["logits"])
+    weights = np.asarray(seq2seq(inputs, training=False)["attention"])
     expected = _log_softmax(logits.astype("float64"))
 
     state = seq2seq.encode(tf.constant(source))
@@ -166,17 +166,17 @@ def test_train_masks_the_source_punctuation(tmp_path):
     seq2seq, _ = train_lib.train(run_dir, *configs, log=lambda *_: None)
     vocab = text_lib.load_vocabulary(run_lib.run_path(run_dir, run_lib.SOURCE_VOCAB))
     comma = vocab.index(",")
-    assert comma in seq2seq.config.unattended_source_ids
-    assert list(seq2seq.config.unattended_source_ids) == text_lib.punctuation_ids(vocab)
+    assert comma in seq2seq.unattended_source_ids
+    assert list(seq2seq.unattended_source_ids) == text_lib.punctuation_ids(vocab)
     loaded, source, _, _ = run_lib.load_trained(run_dir)
-    assert loaded.config.unattended_source_ids == seq2seq.config.unattended_source_ids
+    assert loaded.unattended_source_ids == seq2seq.unattended_source_ids
     ids = source.tokenize(tf.constant(["Freitag, 20. Oktober 1933"])).to_tensor()
     ids = np.asarray(ids, "int32")
     assert comma in ids
-    weights = np.asarray(loaded.attention_model(
+    weights = np.asarray(loaded(
         {"source_ids": ids, "target_in": np.array([[2, 4, 5, 6]], "int32")}
-    ))
-    hit = np.isin(ids[0], seq2seq.config.unattended_source_ids)
+    )["attention"])
+    hit = np.isin(ids[0], seq2seq.unattended_source_ids)
     assert hit.any() and np.all(weights[0][:, hit] == 0)
     np.testing.assert_allclose(weights[0].sum(-1), 1.0, atol=1e-5)
 
@@ -229,7 +229,7 @@ def dates_processors(tmp_path_factory):
 @pytest.mark.parametrize("buckets", [None, (6, 9)])
 def test_dataset_shifts_targets_and_keeps_every_pair(dates_processors, buckets):
     corpus, source, target = dates_processors
-    ds = pipeline.make_dataset(corpus, source, target, 16, bucket_boundaries=buckets)
+    ds = dataset_lib.make_dataset(corpus, source, target, 16, bucket_boundaries=buckets)
     seen = 0
     for inputs, target_out in ds:
         src, tin = inputs["source_ids"].numpy(), inputs["target_in"].numpy()
@@ -248,11 +248,11 @@ def test_dataset_shifts_targets_and_keeps_every_pair(dates_processors, buckets):
 
 
 def test_padded_widths():
-    assert pipeline.padded_widths((8, 12, 16, 24, 32), 64) == [7, 11, 15, 23, 31, 64]
+    assert dataset_lib.padded_widths((8, 12, 16, 24, 32), 64) == [7, 11, 15, 23, 31, 64]
     # Boundaries at or above the longest sentence add nothing; none: one width.
-    assert pipeline.padded_widths((6, 40, 80), 32) == [5, 32]
-    assert pipeline.padded_widths(None, 32) == [32]
-    assert pipeline.padded_widths((), 10) == [10]
+    assert dataset_lib.padded_widths((6, 40, 80), 32) == [5, 32]
+    assert dataset_lib.padded_widths(None, 32) == [32]
+    assert dataset_lib.padded_widths((), 10) == [10]
 
 
 @pytest.mark.parametrize("buckets", [None, (6, 9), (12, 14, 16)])
@@ -260,9 +260,9 @@ def test_fixed_shapes_pad_each_batch_to_its_bucket(dates_processors, buckets):
     """Under XLA the batches must come in few shapes: each is padded to its
     bucket's width (the batch itself unchanged but for the zero padding)."""
     corpus, source, target = dates_processors
-    widths = pipeline.padded_widths(buckets, max(source.max_tokens, target.max_tokens))
-    plain = pipeline.make_dataset(corpus, source, target, 16, bucket_boundaries=buckets)
-    fixed = pipeline.make_dataset(
+    widths = dataset_lib.padded_widths(buckets, max(source.max_tokens, target.max_tokens))
+    plain = dataset_lib.make_dataset(corpus, source, target, 16, bucket_boundaries=buckets)
+    fixed = dataset_lib.make_dataset(
         corpus, source, target, 16, bucket_boundaries=buckets, fixed_shapes=True
     )
     shapes = set()

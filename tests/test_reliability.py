@@ -281,11 +281,12 @@ def test_attentional_output_large_inputs(policy):
 # ----------------------------------------------------------------------------
 # The NMT example's models.
 def _nmt_model(kind, policy):
-    from examples.nmt import model as model_lib
+    from examples.common import train as model_lib
+    from examples.common.config import ModelConfig
 
     keras.config.set_dtype_policy(policy)
     keras.utils.set_random_seed(0)
-    config = model_lib.ModelConfig(
+    config = ModelConfig(
         source_vocab_size=12, target_vocab_size=10, model=kind,
         embedding_dim=4, units=4, dropout=0.0,
     )
@@ -300,7 +301,7 @@ def test_nmt_model_large_embeddings_empty_and_length_one_sources(kind, policy):
     import tensorflow as tf
 
     seq2seq = _nmt_model(kind, policy)
-    model = seq2seq.training_model
+    model = seq2seq
     # Embeddings of magnitude 1e4 (saturating every gate and tanh).
     for layer in (seq2seq.source_embedding, seq2seq.target_embedding):
         w = layer.embeddings
@@ -310,17 +311,19 @@ def test_nmt_model_large_embeddings_empty_and_length_one_sources(kind, policy):
     )  # a full row, an all-padding row, two length-1 rows
     target_in = np.array([[2, 4, 5], [2, 6, 0], [2, 0, 0], [2, 0, 0]], "int32")
     target_out = np.array([[4, 5, 3], [6, 3, 0], [3, 0, 0], [3, 0, 0]], "int32")
-    from examples.nmt import train as train_lib
+    from keras_attention.seq2seq import MaskedLoss
 
-    loss_fn = train_lib.MaskedLoss()
+    loss_fn = MaskedLoss()
     with tf.GradientTape() as tape:
-        logits = model({"source_ids": source, "target_in": target_in}, training=True)
+        logits = model(
+            {"source_ids": source, "target_in": target_in}, training=True
+        )["logits"]
         loss = loss_fn(target_out, logits)
     grads = tape.gradient(loss, model.trainable_weights)
     assert_finite(logits, loss, *[g for g in grads if g is not None])
     assert sum(g is not None for g in grads) >= len(grads) - 1
     weights = to_np(
-        seq2seq.attention_model({"source_ids": source, "target_in": target_in})
+        seq2seq({"source_ids": source, "target_in": target_in})["attention"]
     )
     assert np.all(np.isfinite(weights))
     assert np.all(weights[1] == 0.0)  # nothing to attend to
@@ -383,28 +386,28 @@ def test_library_layers_load_in_safe_mode(tmp_path):
 @pytest.mark.tf_only
 @pytest.mark.parametrize("kind", ["luong", "stepwise"])
 def test_nmt_models_load_in_safe_mode(kind, tmp_path):
-    from examples.nmt import train as train_lib
+    from examples.common import train as train_lib
+    from examples.common.config import TrainConfig
 
     seq2seq = _nmt_model(kind, "float32")
     inputs = {
         "source_ids": np.array([[4, 5, 3, 0], [6, 3, 0, 0]], "int32"),
         "target_in": np.array([[2, 4, 5], [2, 6, 0]], "int32"),
     }
-    for model in (seq2seq.training_model, seq2seq.attention_model):
-        # The compiled training model, with the example's loss and metric.
-        if model is seq2seq.training_model:
-            train_lib.compile_model(seq2seq, train_lib.TrainConfig(), 10)
-        expected = model(inputs)
-        path = tmp_path / f"{model.name}.keras"
-        model.save(path)
-        loaded = keras.models.load_model(path, safe_mode=True)
-        _assert_same(expected, loaded(inputs))
+    # Compiled, with the example's losses and metric; all outputs (logits,
+    # attention, alignment) compared.
+    train_lib.compile_model(seq2seq, TrainConfig(), 10)
+    expected = seq2seq(inputs)
+    path = tmp_path / f"{seq2seq.name}.keras"
+    seq2seq.save(path)
+    loaded = keras.models.load_model(path, safe_mode=True)
+    _assert_same(expected, loaded(inputs))
 
 
 def test_packages_contain_no_lambda_layers():
     pattern = re.compile(r"\bLambda\s*\(|layers\.Lambda\b|\bpickle\b|\bmarshal\b")
     offenders = []
-    for package in ("keras_attention", os.path.join("examples", "nmt")):
+    for package in ("keras_attention", "examples"):
         for root, _, files in os.walk(os.path.join(REPO, package)):
             for name in files:
                 if name.endswith(".py"):

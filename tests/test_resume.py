@@ -27,6 +27,8 @@ import time
 import numpy as np
 import pytest
 
+from keras_attention.seq2seq import serving
+
 pytestmark = [pytest.mark.tf_only, pytest.mark.slow]
 
 tf = pytest.importorskip("tensorflow")
@@ -140,7 +142,7 @@ def _export_and_translate(run_dir):
     from examples.nmt import export as export_lib
 
     path = export_lib.export_run(str(run_dir), max_output_tokens=8)
-    translate = export_lib.load_saved_model(path)
+    translate = serving.load_saved_model(path)
     out = translate(tf.constant(["vendredi 20 octobre 1933", ""]))
     assert out["translation"].shape == (2,)
     assert np.all(np.isfinite(out["scores"].numpy()))

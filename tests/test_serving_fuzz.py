@@ -24,6 +24,8 @@ import os
 
 import numpy as np
 import pytest
+
+from keras_attention.seq2seq import serving
 from hypothesis import HealthCheck
 from hypothesis import given
 from hypothesis import settings
@@ -56,7 +58,7 @@ def exported(tmp_path_factory):
     train_lib.train(run, *cli.configs_from_args(args), log=lambda *a: None)
     path = export_lib.export_run(run, max_output_tokens=MAX_OUTPUT_TOKENS)
     _, text_config, _, _ = run_lib.load_run_config(run)
-    return export_lib.load_saved_model(path), text_config.max_tokens, path
+    return serving.load_saved_model(path), text_config.max_tokens, path
 
 
 def _as_bytes(text):
@@ -153,8 +155,7 @@ def test_stepwise_decoder_export_takes_the_same_inputs(exported, tmp_path):
     """The other decoder (AttentionWrapper steps in the graph), untrained."""
     import dataclasses
 
-    from examples.nmt import export as export_lib
-    from examples.nmt import model as model_lib
+    from examples.common import train as model_lib
     from examples.nmt import run as run_lib
 
     _, max_tokens, path = exported
@@ -162,11 +163,11 @@ def test_stepwise_decoder_export_takes_the_same_inputs(exported, tmp_path):
     _, text_config, model_config, _ = run_lib.load_run_config(run)
     source, target = run_lib.make_processors(run, text_config)
     seq2seq = model_lib.build_model(dataclasses.replace(model_config, model="stepwise"))
-    module = export_lib.TranslatorModule(
+    module = serving.TranslatorModule(
         seq2seq, source, target, max_output_tokens=MAX_OUTPUT_TOKENS
     )
-    saved = export_lib.export_saved_model(module, str(tmp_path / "stepwise"))
-    stepwise = (export_lib.load_saved_model(saved), max_tokens, saved)
+    saved = serving.export_saved_model(module, str(tmp_path / "stepwise"))
+    stepwise = (serving.load_saved_model(saved), max_tokens, saved)
     texts = list(HOSTILE.values()) + list(INVALID_UTF8.values())
     batch = translate(stepwise, texts)
     assert translate(stepwise, [])["translation"].shape == (0,)

@@ -58,9 +58,9 @@ def attention(seq2seq, src, tgt_in, mask_end):
 
     if not mask_end:
         return np.asarray(
-            seq2seq.attention_model(
+            seq2seq(
                 {"source_ids": src, "target_in": tgt_in}, training=False
-            )
+            )["attention"]
         )
     outputs = seq2seq.encoder_model(src, training=False)
     memory, states = outputs[0], list(outputs[1:])
@@ -69,7 +69,7 @@ def attention(seq2seq, src, tgt_in, mask_end):
     # The source [END] is the last real token of each row.
     mask[np.arange(len(mask)), lengths - 1] = False
     y = seq2seq.target_embedding(tgt_in)
-    initial = states if seq2seq.config.bridge else None
+    initial = states if seq2seq.bridge else None
     for rnn in seq2seq.decoder_rnns:
         y = rnn(y, initial_state=initial, training=False)[0]
     keys = None

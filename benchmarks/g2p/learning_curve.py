@@ -17,7 +17,7 @@ import tempfile
 from examples.g2p import evaluate as eval_lib
 from examples.g2p import text as text_lib
 from examples.g2p import train as train_lib
-from examples.nmt import export as nmt_export
+from keras_attention.seq2seq import serving as serving
 
 
 def epoch_seconds(run_dir):
@@ -40,12 +40,12 @@ def main(run_dir):
     print(f"{run_dir}: dev split ({len(lexicon)} words), greedy")
     for i, path in enumerate(checkpoints):
         seq2seq, source, target, _ = train_lib.load_trained(run_dir, path)
-        module = nmt_export.TranslatorModule(
+        module = serving.TranslatorModule(
             seq2seq, source, target, max_output_tokens=text_lib.MAX_TOKENS
         )
         with tempfile.TemporaryDirectory() as tmp:
-            saved = nmt_export.export_saved_model(module, tmp)
-            m = eval_lib.evaluate(nmt_export.load_saved_model(saved), lexicon)
+            saved = serving.export_saved_model(module, tmp)
+            m = eval_lib.evaluate(serving.load_saved_model(saved), lexicon)
         spent = (
             f"{sum(seconds[: i + 1]):6.0f} s" if len(seconds) > i else "n/a"
         )

@@ -10,19 +10,21 @@
     python -m examples.g2p evaluate --run runs/g2p       # greedy and beam
 
 Argument parsing only. The flags of `train` and `demo` come from the config
-dataclasses (`config.py`; the model and training ones are the NMT
-example's), through the NMT example's argparse builder.
+dataclasses (`config.py`; the model and training ones are the examples'
+shared `ModelConfig` and `TrainConfig`, without the settings that do not
+apply to G2P, `config.NOT_FLAGS`), through `examples.common.cli`. No
+TensorFlow is imported before the arguments are parsed.
 """
 
 import argparse
-import os
-import sys
 
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+from examples.common import cli as common_cli
+from examples.common import decoding_cli
+from examples.common.cli import DEFAULT_BEAM_WIDTH
+from examples.common.cli import beam_width_argument
+from examples.g2p import config as config_lib
 
-from examples.g2p import config as config_lib  # noqa: E402
-from examples.g2p import evaluate as eval_lib  # noqa: E402
-from examples.nmt import cli as nmt_cli  # noqa: E402
+common_cli.quiet_tensorflow()
 
 TRAIN_SETTINGS = config_lib.G2P_SETTINGS
 DEMO_SETTINGS = config_lib.merge(
@@ -30,8 +32,8 @@ DEMO_SETTINGS = config_lib.merge(
 )
 
 
-def _configs(args):
-    return nmt_cli.configs_from_args(args, config_lib.SECTIONS)
+def _configs(args, settings=TRAIN_SETTINGS):
+    return common_cli.configs_from_args(args, config_lib.SECTIONS, settings)
 
 
 def cmd_train(args):
@@ -56,20 +58,18 @@ def cmd_export(args):
 
 
 def cmd_translate(args):
-    # The NMT example's decoding flags and printing: the same SavedModel
-    # signatures.
-    from examples.nmt import decoding_cli
-
-    decoding_cli.translate_texts(args, nmt_cli.read_texts(args))
+    decoding_cli.translate_texts(args, common_cli.read_texts(args))
     return 0
 
 
 def cmd_evaluate(args):
+    from examples.g2p import evaluate as eval_lib
+
     metrics = eval_lib.evaluate_run(
         args.run, args.split, args.saved_model, args.max_words,
         args.beam_width,
     )
-    return nmt_cli.report_metrics(
+    return common_cli.report_metrics(
         args, metrics, eval_lib.format_metrics, eval_lib.strip_results
     )
 
@@ -77,13 +77,9 @@ def cmd_evaluate(args):
 def cmd_demo(args):
     from examples.g2p import demo
 
-    configs = _configs(args)
+    configs = _configs(args, DEMO_SETTINGS)
     if args.quick:
-        from examples.nmt import config as nmt_config
-
-        configs = nmt_config.replace(
-            configs, config_lib.QUICK_DEMO_SETTINGS, config_lib.SECTIONS
-        )
+        configs = config_lib.replace(configs, config_lib.QUICK_DEMO_SETTINGS)
     demo.run_demo(args.out, configs, beam_width=args.beam_width)
     return 0
 
@@ -100,7 +96,9 @@ def build_parser():
 
     p = sub.add_parser("train", help="train a model into a run directory")
     p.add_argument("--out", default="runs/g2p", help="run directory")
-    nmt_cli.add_config_arguments(p, TRAIN_SETTINGS, config_lib.SECTIONS)
+    common_cli.add_config_arguments(
+        p, config_lib.SECTIONS, TRAIN_SETTINGS, exclude=config_lib.NOT_FLAGS
+    )
     p.set_defaults(func=cmd_train)
 
     p = sub.add_parser("export", help="export a trained run as a SavedModel")
@@ -108,7 +106,7 @@ def build_parser():
     p.add_argument(
         "--out", default=None, help="SavedModel directory (default RUN/export)"
     )
-    nmt_cli.decoding_cli.export_option_arguments(p)
+    decoding_cli.export_option_arguments(p)
     p.set_defaults(func=cmd_export)
 
     p = sub.add_parser("translate", help="pronounce words (exported model)")
@@ -121,8 +119,8 @@ def build_parser():
         "--attention", action="store_true",
         help="print the attention as a text grid",
     )
-    nmt_cli.beam_width_argument(p, 0, "pronounce with")
-    nmt_cli.decoding_cli.decoding_arguments(p)
+    beam_width_argument(p, 0, "pronounce with")
+    decoding_cli.decoding_arguments(p)
     p.set_defaults(func=cmd_translate)
 
     p = sub.add_parser("evaluate", help="WER and PER on a split")
@@ -133,8 +131,8 @@ def build_parser():
     p.add_argument("--saved-model", default=None)
     p.add_argument("--max-words", type=int, default=None)
     p.add_argument("--json", help="also write the metrics to this JSON file")
-    nmt_cli.beam_width_argument(
-        p, eval_lib.DEFAULT_BEAM_WIDTH, "also evaluate"
+    beam_width_argument(
+        p, DEFAULT_BEAM_WIDTH, "also evaluate"
     )
     p.set_defaults(func=cmd_evaluate)
 
@@ -145,22 +143,17 @@ def build_parser():
     p.add_argument(
         "--quick", action="store_true", help="tiny smoke run (seconds)"
     )
-    nmt_cli.beam_width_argument(
-        p, eval_lib.DEFAULT_BEAM_WIDTH, "also evaluate with"
+    beam_width_argument(
+        p, DEFAULT_BEAM_WIDTH, "also evaluate with"
     )
-    nmt_cli.add_config_arguments(p, DEMO_SETTINGS, config_lib.SECTIONS)
+    common_cli.add_config_arguments(
+        p, config_lib.SECTIONS, DEMO_SETTINGS, exclude=config_lib.NOT_FLAGS
+    )
     p.set_defaults(func=cmd_demo)
     return parser
 
 
 def main(argv=None):
-    """Runs one command; returns the exit status (2 on bad input)."""
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    try:
-        return args.func(args)
-    except ValueError as e:
-        if os.environ.get("G2P_DEBUG"):
-            raise
-        print(f"{parser.prog} {args.command}: error: {e}", file=sys.stderr)
-        return 2
+    """Runs one command; returns the exit status (2 on bad input;
+    G2P_DEBUG=1 shows the traceback)."""
+    return common_cli.run_main(build_parser(), argv, "G2P_DEBUG")

@@ -1,17 +1,22 @@
 """Settings of the G2P example.
 
-The model and training settings are the NMT example's `ModelConfig` and
-`TrainConfig` (the same network and the same `model.fit` serve both); the
-data settings are G2P's own. `G2P_SETTINGS` are the G2P defaults (overrides
+The model and training settings are the examples' shared `ModelConfig`
+and `TrainConfig` (`examples.common.config`: the same
+`keras_attention.seq2seq.Seq2Seq` and the same `fit` serve both); the data
+settings are G2P's own. `NOT_FLAGS` are the shared settings that do not
+apply to G2P (reference alignments, an alignment head, embedding keys and
+values of the Luong decoder): the command line does not offer them. `G2P_SETTINGS` are the G2P defaults (overrides
 of the NMT defaults), `DEMO_SETTINGS` and `QUICK_DEMO_SETTINGS` the demo's.
 """
 
 import dataclasses
 from typing import Optional
 
-from examples.nmt.config import ModelConfig
-from examples.nmt.config import TrainConfig
-from examples.nmt.config import option
+from examples.common import config as common
+from examples.common.config import ModelConfig
+from examples.common.config import TrainConfig
+from examples.common.config import merge  # noqa: F401
+from examples.common.config import option
 
 
 @dataclasses.dataclass
@@ -34,6 +39,15 @@ SECTIONS = (
     ("data", G2PDataConfig),
     ("model", ModelConfig),
     ("train", TrainConfig),
+)
+# "section.field" of the shared settings the G2P command line leaves out.
+NOT_FLAGS = (
+    "model.attention_keys",
+    "model.attention_values",
+    "model.alignment_head",
+    "train.guided_alignment",
+    "train.guided_alignment_type",
+    "train.guided_alignment_weight",
 )
 
 # G2P defaults: the step-wise decoder (input feeding) with the Bahdanau
@@ -68,10 +82,6 @@ QUICK_DEMO_SETTINGS = {
 }
 
 
-def merge(*settings):
-    """Settings dicts merged section by section, later ones winning."""
-    out = {}
-    for s in settings:
-        for section, values in s.items():
-            out.setdefault(section, {}).update(values)
-    return out
+def replace(configs, settings):
+    """`configs` (data, model, train) with `settings` applied."""
+    return common.replace(configs, settings, SECTIONS)

@@ -11,7 +11,7 @@ pronunciations, each a tuple of ARPAbet phones without stress marks (the
   pronunciation per line (a word may appear on several lines), such as the
   g014b2b split of CMUdict used by most published G2P results.
 - `split_lexicon(...)`: a deterministic split by a CRC32 hash of the word
-  (`examples.nmt.corpus.split_of`, the NMT example's rule), so all
+  (`examples.common.splits.split_of`, the rule of both examples), so all
   pronunciations of a word land in the same split.
 """
 
@@ -19,9 +19,9 @@ import collections
 import dataclasses
 import re
 
-from examples.nmt.corpus import SPLIT_NAMES
-from examples.nmt.corpus import check_split_fractions
-from examples.nmt.corpus import split_of
+from examples.common.splits import SPLIT_NAMES
+from examples.common.splits import check_split_fractions
+from examples.common.splits import split_of
 
 PHONES = (
     "AA AE AH AO AW AY B CH D DH EH ER EY F G HH IH IY JH K L M N NG OW OY P "

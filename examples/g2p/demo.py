@@ -18,12 +18,14 @@ import json
 import os
 import time
 
+from examples.common.cli import DEFAULT_BEAM_WIDTH
+from examples.common.decoding_cli import save_heatmaps
+from examples.common.decoding_cli import text_grid
 from examples.g2p import evaluate as eval_lib
 from examples.g2p import train as train_lib
-from examples.nmt import demo as nmt_demo
-from examples.nmt import export as nmt_export
-from examples.nmt import run as run_lib
-from examples.nmt.evaluate import translate_all
+from keras_attention.seq2seq import run_dir as run_lib
+from keras_attention.seq2seq import serving
+from keras_attention.seq2seq.serving import translate_all
 
 # Words of the held-out test split are added to these, which CMUdict lacks.
 INVENTED_WORDS = ("keras", "tensorflow", "attentional", "blorfing")
@@ -36,7 +38,7 @@ def demo_words(test_lexicon):
     return list(INVENTED_WORDS) + list(test_lexicon.entries)[:NUM_TEST_WORDS]
 
 
-def run_demo(out, configs, beam_width=eval_lib.DEFAULT_BEAM_WIDTH,
+def run_demo(out, configs, beam_width=DEFAULT_BEAM_WIDTH,
              log=print):
     """Runs the demo into the run directory `out`; returns its metrics."""
     start = time.time()
@@ -49,7 +51,7 @@ def run_demo(out, configs, beam_width=eval_lib.DEFAULT_BEAM_WIDTH,
     log("== 3. load it back and pronounce unseen words")
     test = train_lib.load_splits(data_config)["test"]
     words = demo_words(test)
-    results = translate_all(nmt_export.load_saved_model(path), words)
+    results = translate_all(serving.load_saved_model(path), words)
     for word, r in zip(words, results):
         known = test.entries.get(word)
         reference = (
@@ -61,8 +63,8 @@ def run_demo(out, configs, beam_width=eval_lib.DEFAULT_BEAM_WIDTH,
     shown = list(zip(words, results))[:NUM_HEATMAPS]
     for word, r in shown:
         log(f"\n{word}  ->  {r['translation']}")
-        log(nmt_demo.text_grid(r))
-    png = nmt_demo.save_heatmaps(shown, os.path.join(out, "attention.png"))
+        log(text_grid(r))
+    png = save_heatmaps(shown, os.path.join(out, "attention.png"))
     log(f"\n   heatmaps -> {png}")
     log("\n== 5. evaluate on the held-out test words")
     metrics = eval_lib.evaluate_run(out, "test", path, beam_width=beam_width)

@@ -1,7 +1,7 @@
 """Evaluation of a G2P model: word and phone error rates, monotonicity.
 
 `evaluate` pronounces every word of a lexicon split with a `translate_fn`
-(an exported SavedModel's signature, see `examples.nmt.export`) and scores
+(an exported SavedModel's signature, see `keras_attention.seq2seq.serving`) and scores
 the first pronunciation against all references of the word (`metrics.py`).
 It also reports how monotonic the attention is: the share of phones whose
 most attended letter is not left of the previous phone's (a G2P alignment
@@ -13,13 +13,12 @@ import time
 
 import numpy as np
 
+from examples.common.cli import DEFAULT_BEAM_WIDTH
 from examples.g2p import metrics as metrics_lib
 from examples.g2p import train as train_lib
-from examples.nmt import export as nmt_export
-from examples.nmt import run as run_lib
-from examples.nmt.evaluate import translate_all
-
-DEFAULT_BEAM_WIDTH = 4
+from keras_attention.seq2seq import run_dir as run_lib
+from keras_attention.seq2seq import serving
+from keras_attention.seq2seq.serving import translate_all
 
 
 def monotonic_rate(results):
@@ -75,10 +74,10 @@ def evaluate_run(
     path = saved_model or run_lib.run_path(run_dir, run_lib.EXPORT)
     if not os.path.exists(os.path.join(path, "saved_model.pb")):
         path = train_lib.export_run(run_dir, path)
-    out = {"greedy": evaluate(nmt_export.load_saved_model(path), lexicon)}
+    out = {"greedy": evaluate(serving.load_saved_model(path), lexicon)}
     if beam_width:
         out["beam"] = evaluate(
-            nmt_export.load_saved_model(path, beam_width=beam_width), lexicon
+            serving.load_saved_model(path, beam_width=beam_width), lexicon
         )
         out["beam"]["beam_width"] = beam_width
     return out

@@ -1,9 +1,9 @@
 """Words to character ids and phone ids back to pronunciations, as TF ops.
 
-The G2P counterpart of `examples.nmt.text.TextProcessor`, with the same
-interface (`tokenize`, `token_strings`, `detokenize`, `vocab_size`) and the
-same reserved tokens and ids (`[PAD] [UNK] [START] [END]` = 0..3), so the
-NMT example's model, decoders and export code serve both examples. The
+A `keras_attention.seq2seq.serving.Tokenizer` (`tokenize`,
+`token_strings`, `detokenize`, `vocab_size`) with the reserved tokens and
+ids of `keras_attention.seq2seq.tokens` (`[PAD] [UNK] [START] [END]` =
+0..3), so the library's `Seq2Seq`, dataset and SavedModel serve it. The
 vocabularies are fixed (letters and apostrophe; the 39 ARPAbet phones), held
 in constant lookup tables: a SavedModel needs no asset file.
 
@@ -17,14 +17,12 @@ import tensorflow as tf
 import tensorflow_text as tf_text
 
 from examples.g2p.data import PHONES
-# The reserved ids are the NMT example's (re-exported for the G2P code).
-from examples.nmt.text import END_ID  # noqa: F401
-from examples.nmt.text import RESERVED_TOKENS
-from examples.nmt.text import START_ID  # noqa: F401
-from examples.nmt.text import UNK
-from examples.nmt.text import clean_strings
-from examples.nmt.text import content_ids
-from examples.nmt.text import frame_ids
+from keras_attention.seq2seq.serving import Tokenizer
+from keras_attention.seq2seq.tokens import RESERVED_TOKENS
+from keras_attention.seq2seq.tokens import UNK
+from keras_attention.seq2seq.tokens import clean_strings
+from keras_attention.seq2seq.tokens import content_ids
+from keras_attention.seq2seq.tokens import frame_ids
 
 LETTERS = tuple("abcdefghijklmnopqrstuvwxyz'")
 # Longest token sequence, [START]/[END] included: CMUdict's longest word
@@ -32,7 +30,7 @@ LETTERS = tuple("abcdefghijklmnopqrstuvwxyz'")
 MAX_TOKENS = 48
 
 
-class SymbolProcessor(tf.Module):
+class SymbolProcessor(Tokenizer):
     """Strings to ids over a fixed symbol set, and back.
 
     Args:
@@ -94,15 +92,6 @@ class SymbolProcessor(tf.Module):
         symbols = self.symbols(texts)
         ids = tf.ragged.map_flat_values(self.token_to_id.lookup, symbols)
         return frame_ids(ids, self.max_tokens, self.add_start, self.add_end)
-
-    def token_strings(self, ids):
-        """The token strings of ids (any shape, ragged or dense)."""
-        ids = tf.cast(ids, tf.int64)
-        if isinstance(ids, tf.RaggedTensor):
-            return ids.with_flat_values(
-                self.id_to_token.lookup(ids.flat_values)
-            )
-        return self.id_to_token.lookup(ids)
 
     def detokenize(self, ids):
         """Symbols before the first `[END]`, without `[PAD]`/`[START]`.

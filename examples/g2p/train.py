@@ -1,24 +1,23 @@
 """Training, loading and export of a G2P run.
 
-The run directory has the NMT example's layout (`examples/nmt/run.py`):
+The run directory has the layout of `keras_attention.seq2seq.run_dir`:
 `run.json` (the three sections of `config.SECTIONS`), checkpoints, backup,
 logs, `model.weights.h5`, `history.json`, `export/`. There are no vocabulary
 files: the letters and the phones are fixed (`text.py`). The fitting itself
-is `examples.nmt.train.fit`, and the SavedModel is
-`examples.nmt.export.TranslatorModule` with the G2P processors: a word in,
-its phones and the attention out.
+is `examples.common.train.fit`, and the SavedModel is
+`keras_attention.seq2seq.serving.TranslatorModule` with the G2P
+processors: a word in, its phones and the attention out.
 """
 
+import types
 import zlib
 
+from examples.common import train as common_train
 from examples.g2p import config as config_lib
 from examples.g2p import data as data_lib
 from examples.g2p import text as text_lib
-from examples.nmt import export as nmt_export
-from examples.nmt import model as model_lib
-from examples.nmt import run as run_lib
-from examples.nmt import train as nmt_train
-from examples.nmt.corpus import Corpus
+from keras_attention.seq2seq import run_dir as run_lib
+from keras_attention.seq2seq import serving
 
 
 def load_lexicon(data_config):
@@ -54,8 +53,11 @@ def load_splits(data_config):
 
 
 def as_corpus(lexicon):
-    """One `(word, "PH ON ES")` pair per pronunciation, for the pipeline."""
-    return Corpus(pairs=[(w, " ".join(p)) for w, p in lexicon.pairs()])
+    """One `(word, "PH ON ES")` pair per pronunciation, for the pipeline
+    (`keras_attention.seq2seq.dataset.make_dataset` reads `pairs`)."""
+    return types.SimpleNamespace(
+        pairs=[(w, " ".join(p)) for w, p in lexicon.pairs()]
+    )
 
 
 def make_processors():
@@ -68,7 +70,7 @@ def make_processors():
 
 def train(run_dir, data_config, model_config, train_config, log=print):
     """Trains a G2P model into `run_dir`; returns `(seq2seq, history)`."""
-    strategy, run_dir = nmt_train.start(run_dir, train_config)
+    strategy, run_dir = common_train.start(run_dir, train_config)
     splits = load_splits(data_config)
     log(
         "data: "
@@ -76,15 +78,17 @@ def train(run_dir, data_config, model_config, train_config, log=print):
         + f" ({splits['train'].skipped} entries skipped)"
     )
     source, target = make_processors()
-    model_config = nmt_train.with_vocabularies(
+    model_config = common_train.with_vocabularies(
         model_config, source, target, source.vocab
     )
     run_lib.save_run_config(
-        run_dir, data_config, model_config, train_config,
-        sections=config_lib.SECTIONS,
+        run_dir,
+        config_lib.common.to_dicts(
+            (data_config, model_config, train_config), config_lib.SECTIONS
+        ),
     )
     corpora = {name: as_corpus(lex) for name, lex in splits.items()}
-    return nmt_train.fit(
+    return common_train.fit(
         strategy, run_dir, corpora, source, target, model_config,
         train_config, log=log,
     )
@@ -92,10 +96,11 @@ def train(run_dir, data_config, model_config, train_config, log=print):
 
 def load_trained(run_dir, weights=None):
     """`(seq2seq, source, target, configs)` of a trained G2P run."""
-    configs = run_lib.load_run_config(run_dir, config_lib.SECTIONS)
-    seq2seq = model_lib.build_model(configs[1])
-    seq2seq.weights_model.load_weights(
-        weights or run_lib.run_path(run_dir, run_lib.WEIGHTS)
+    configs = config_lib.common.from_dicts(
+        run_lib.load_run_config(run_dir), config_lib.SECTIONS
+    )
+    seq2seq = run_lib.load_seq2seq(
+        run_dir, configs[1].model_arguments(), weights
     )
     source, target = make_processors()
     return seq2seq, source, target, configs
@@ -103,8 +108,8 @@ def load_trained(run_dir, weights=None):
 
 def export_run(run_dir, out=None, ensemble=(), **options):
     """Exports a trained run as a SavedModel (the signatures of
-    `examples.nmt.export.SIGNATURES`: words in; phones, tokens, attention
-    out).
+    `keras_attention.seq2seq.serving.SIGNATURES`: words in; phones, tokens,
+    attention out).
 
     `ensemble`: more run directories, decoded together with this one by
     averaging the models' probabilities (G2P vocabularies are fixed, so any
@@ -112,10 +117,10 @@ def export_run(run_dir, out=None, ensemble=(), **options):
     `convention`, `replace_unknown`)."""
     seq2seq, source, target, _ = load_trained(run_dir)
     members = [seq2seq] + [load_trained(r)[0] for r in ensemble]
-    module = nmt_export.TranslatorModule(
+    module = serving.TranslatorModule(
         members if len(members) > 1 else seq2seq, source, target,
         max_output_tokens=text_lib.MAX_TOKENS, **options,
     )
-    return nmt_export.export_saved_model(
+    return serving.export_saved_model(
         module, out or run_lib.run_path(run_dir, run_lib.EXPORT)
     )

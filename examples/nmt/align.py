@@ -29,6 +29,7 @@ from typing import Tuple
 import keras
 import numpy as np
 
+from examples.nmt.config import ALIGN_DEFAULTS
 from examples.nmt.corpus import pretokenize
 from examples.nmt.whitespace import piece_counts
 from examples.nmt.whitespace import token_links  # noqa: F401
@@ -166,6 +167,7 @@ def teacher_forced_attention(
     target_processor,
     pairs: Sequence[Tuple[str, str]],
     batch_size: int = 256,
+    output: str = "alignment",
 ) -> List[Tuple[np.ndarray, np.ndarray, np.ndarray]]:
     """Attention weights of the model fed the reference targets.
 
@@ -173,15 +175,19 @@ def teacher_forced_attention(
     (`[START] y_1 ... y_n`), as in training, and returns the attention of
     every target position: the alignment the model assigns to a given
     translation (not to its own). A model with an alignment head
-    (`ModelConfig.alignment_head`) returns the head's weights
-    (`Seq2Seq.alignment_model`), not the translation attention's.
+    (`ModelConfig.alignment_head`) returns the head's weights (its
+    `"alignment"` output), not the translation attention's.
 
     Args:
-        seq2seq: A `model.Seq2Seq` (e.g. from `run.load_trained`).
+        seq2seq: A `keras_attention.seq2seq.Seq2Seq` (e.g. from
+            `run.load_trained`).
         source_processor: The run's source `text.TextProcessor`.
         target_processor: The run's target `text.TextProcessor`.
         pairs: Sequence of `(source, target)` strings.
         batch_size: Pairs per model call. Defaults to `256`.
+        output: The model output read: `"alignment"` (what `align`
+            reads) or `"attention"` (the translation attention). Defaults
+            to `"alignment"`.
 
     Returns:
         A list of `(weights (T, S), source_ids, target_ids)` numpy triples,
@@ -200,10 +206,10 @@ def teacher_forced_attention(
         tgt = target_processor.tokenize([t for _, t in chunk])
         src_dense = tf.cast(src.to_tensor(), tf.int32)
         tgt_dense = tf.cast(tgt.to_tensor(), tf.int32)
-        weights = seq2seq.alignment_model(
+        weights = seq2seq(
             {"source_ids": src_dense, "target_in": tgt_dense[:, :-1]},
             training=False,
-        )
+        )[output]
         weights = keras.ops.convert_to_numpy(weights)
         for j in range(len(chunk)):
             s_ids = src[j].numpy()
@@ -222,8 +228,9 @@ def attention_word_links(
     batch_size: int = 256,
     progress: bool = False,
     shift: bool = False,
-    method: str = "argmax",
-    threshold: float = 0.5,
+    method: str = ALIGN_DEFAULTS["method"],
+    threshold: float = ALIGN_DEFAULTS["threshold"],
+    output: str = "alignment",
 ) -> List[set]:
     """Hard links over whitespace words from teacher-forced attention.
 
@@ -236,7 +243,7 @@ def attention_word_links(
     (`word_positions` gives `None`) gets no links.
 
     Args:
-        seq2seq: A `model.Seq2Seq`.
+        seq2seq: A `keras_attention.seq2seq.Seq2Seq`.
         source_processor: The run's source `text.TextProcessor`.
         target_processor: The run's target `text.TextProcessor`.
         pairs: Sequence of raw `(source, target)` strings.
@@ -249,6 +256,8 @@ def attention_word_links(
         method: `"argmax"` or `"threshold"`. Defaults to `"argmax"`.
         threshold: The minimum weight of a link with
             `method="threshold"`. Defaults to `0.5`.
+        output: The model output read (`teacher_forced_attention`).
+            Defaults to `"alignment"`.
 
     Returns:
         A list of sets of `(source_word, target_word)` links.
@@ -262,7 +271,8 @@ def attention_word_links(
     for i in range(0, len(pairs), 1024):
         chunk = list(pairs[i : i + 1024])
         attention = teacher_forced_attention(
-            seq2seq, source_processor, target_processor, chunk, batch_size
+            seq2seq, source_processor, target_processor, chunk, batch_size,
+            output,
         )
         s_counts = piece_counts(source_processor, [s for s, _ in chunk])
         t_counts = piece_counts(target_processor, [t for _, t in chunk])
@@ -292,12 +302,12 @@ def align_run(
     run_dir: str,
     pairs: Sequence[Tuple[str, str]],
     reverse_run: str = None,
-    symmetrize: str = "grow-diag-final-and",
-    batch_size: int = 256,
+    symmetrize: str = ALIGN_DEFAULTS["symmetrize"],
+    batch_size: int = ALIGN_DEFAULTS["batch_size"],
     progress: bool = False,
     shift: bool = False,
-    method: str = "argmax",
-    threshold: float = 0.5,
+    method: str = ALIGN_DEFAULTS["method"],
+    threshold: float = ALIGN_DEFAULTS["threshold"],
 ) -> List[set]:
     """Links of a trained run on raw pairs, optionally symmetrized.
 

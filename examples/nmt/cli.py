@@ -21,71 +21,32 @@ help; `demo` starts from `config.DEMO_SETTINGS` instead.
 """
 
 import argparse
-import dataclasses
 import json
-import os
-import sys
 
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+from examples.common import cli as common_cli
+from examples.common import decoding_cli
+from examples.common.cli import DEFAULT_BEAM_WIDTH
+from examples.common.cli import beam_width_argument
+from examples.common.cli import read_texts
+from examples.common.cli import report_metrics
+from examples.nmt import config as config_lib
 
-from examples.nmt import config as config_lib  # noqa: E402
-from examples.nmt import decoding_cli  # noqa: E402
-from examples.nmt import evaluate as eval_lib  # noqa: E402
-
-
-def _dest(section, name):
-    return f"{section}.{name}"
+common_cli.quiet_tensorflow()
 
 
 def add_config_arguments(parser, settings=None, sections=None):
-    """Adds one argument group per config section, from the fields.
-
-    Every field declared with `config.option` becomes a flag; booleans get
-    `--flag/--no-flag`. `settings` (like `config.DEMO_SETTINGS`) replaces
-    defaults. The values land in `args` under `"section.field"`: read them
-    back with `configs_from_args`. `sections` defaults to
-    `config.SECTIONS`.
-    """
-    settings = settings or {}
-    for section, cls in sections or config_lib.SECTIONS:
-        group = parser.add_argument_group(section)
-        for field in dataclasses.fields(cls):
-            meta = dict(field.metadata)
-            if "help" not in meta:
-                continue  # not a command-line setting
-            default = settings.get(section, {}).get(field.name, field.default)
-            kwargs = {"dest": _dest(section, field.name), "default": default}
-            flag = meta.pop("flag") or "--" + field.name.replace("_", "-")
-            value_type = meta.pop("type") or type(field.default)
-            if meta["choices"] is None:
-                del meta["choices"]
-                if value_type is not bool:
-                    kwargs["metavar"] = field.name.upper()
-            if value_type is bool:
-                kwargs["action"] = argparse.BooleanOptionalAction
-            else:
-                kwargs["type"] = value_type
-            if default is not None and not isinstance(default, bool):
-                meta["help"] += " (default: %(default)s)"
-            kwargs.update(meta)
-            group.add_argument(flag, **kwargs)
+    """The config flags of `train` and `demo` (`common.cli`), from the
+    NMT sections by default."""
+    common_cli.add_config_arguments(
+        parser, sections or config_lib.SECTIONS, settings
+    )
 
 
 def configs_from_args(args, sections=None):
-    """The configs (`(data, text, model, train)` by default) of parsed
-    arguments."""
-    configs = []
-    for section, cls in sections or config_lib.SECTIONS:
-        values = {}
-        for field in dataclasses.fields(cls):
-            dest = _dest(section, field.name)
-            if hasattr(args, dest):
-                value = getattr(args, dest)
-                if isinstance(value, list):
-                    value = tuple(value)
-                values[field.name] = value
-        configs.append(cls(**values))
-    return tuple(configs)
+    """The `(data, text, model, train)` configs of parsed arguments."""
+    return common_cli.configs_from_args(
+        args, sections or config_lib.SECTIONS
+    )
 
 
 # ----------------------------------------------------------------------
@@ -113,35 +74,18 @@ def cmd_export(args):
     return 0
 
 
-def read_texts(args):
-    # Undecodable bytes (arguments, a file or stdin in another encoding)
-    # become U+FFFD instead of stopping the command.
-    texts = [
-        t.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
-        for t in args.text
-    ]
-    if args.file:
-        with open(args.file, encoding="utf-8", errors="replace") as f:
-            texts += [line.rstrip("\n") for line in f if line.strip()]
-    if not texts:
-        if hasattr(sys.stdin, "reconfigure"):
-            sys.stdin.reconfigure(errors="replace")
-        texts = [line.rstrip("\n") for line in sys.stdin if line.strip()]
-    return texts
-
-
 def cmd_translate(args):
-    from examples.nmt import demo
-
     grouped = decoding_cli.translate_texts(args, read_texts(args))
     if args.plot:
         best = [(text, hypotheses[0]) for text, hypotheses in grouped]
-        demo.save_heatmaps(best[:4], args.plot)
+        decoding_cli.save_heatmaps(best[:4], args.plot)
         print(f"attention heatmaps -> {args.plot}")
     return 0
 
 
 def cmd_evaluate(args):
+    from examples.nmt import evaluate as eval_lib
+
     metrics = eval_lib.evaluate_run(
         args.run, args.split, args.saved_model, args.max_examples,
         args.beam_width,
@@ -149,18 +93,6 @@ def cmd_evaluate(args):
     return report_metrics(
         args, metrics, eval_lib.format_metrics, eval_lib.strip_results
     )
-
-
-def report_metrics(args, metrics, format_metrics, strip_results):
-    """Prints the metrics of `evaluate` (and writes `--json`); status 0.
-
-    Shared with the G2P example, whose metrics have their own format."""
-    print(f"{args.split} split of {args.run}:")
-    print(format_metrics(metrics))
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump(strip_results(metrics), f, indent=2)
-    return 0
 
 
 def cmd_demo(args):
@@ -188,6 +120,9 @@ def cmd_align(args):
             f"written one line per pair). Received: {corpus.skipped} "
             f"malformed lines ({dict(corpus.reasons)}) in {args.data}"
         )
+    if args.reverse_run:
+        # The method checked (by the library) before any model runs.
+        al.symmetrize(set(), set(), args.symmetrize)
     links = align_lib.align_run(
         args.run, corpus.pairs, reverse_run=args.reverse_run,
         symmetrize=args.symmetrize, batch_size=args.batch_size,
@@ -228,7 +163,6 @@ def add_alignment_commands(sub):
     """The `align` and `score-alignment` sub-commands."""
     from examples.nmt.data import DATA_FORMATS
     from examples.nmt.readers import DIRECTIONS
-    from keras_attention.alignment.symmetrization import METHODS
 
     p = sub.add_parser(
         "align",
@@ -250,7 +184,11 @@ def add_alignment_commands(sub):
         "symmetrized with the forward ones",
     )
     p.add_argument(
-        "--symmetrize", default="grow-diag-final-and", choices=METHODS
+        "--symmetrize", default=config_lib.ALIGN_DEFAULTS["symmetrize"],
+        metavar="METHOD",
+        help="a method of keras_attention.alignment.symmetrize (checked "
+        "there): intersection, union or a grow variant (default: "
+        "%(default)s)",
     )
     p.add_argument(
         "--shift", action="store_true",
@@ -258,12 +196,19 @@ def add_alignment_commands(sub):
         "step that reads it, not of the step that predicts it",
     )
     p.add_argument(
-        "--links", default="argmax", choices=("argmax", "threshold"),
+        "--links", default=config_lib.ALIGN_DEFAULTS["method"],
+        choices=("argmax", "threshold"),
         help="hard links of each direction: one per target word (argmax) "
         "or every word pair of attention >= --threshold",
     )
-    p.add_argument("--threshold", type=float, default=0.5)
-    p.add_argument("--batch-size", type=int, default=256)
+    p.add_argument(
+        "--threshold", type=float,
+        default=config_lib.ALIGN_DEFAULTS["threshold"],
+    )
+    p.add_argument(
+        "--batch-size", type=int,
+        default=config_lib.ALIGN_DEFAULTS["batch_size"],
+    )
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.add_argument(
         "--out", required=True,
@@ -286,14 +231,6 @@ def add_alignment_commands(sub):
     )
     p.add_argument("--json", help="also write the scores to this JSON file")
     p.set_defaults(func=cmd_score_alignment)
-
-
-def beam_width_argument(parser, default, what):
-    parser.add_argument(
-        "--beam-width", type=int, default=default,
-        help=f"{what} beam search of this width "
-        "(default %(default)s; 0: greedy only)",
-    )
 
 
 def build_parser():
@@ -349,7 +286,7 @@ def build_parser():
     )
     p.add_argument("--max-examples", type=int, default=None)
     p.add_argument("--json", help="also write the metrics to this JSON file")
-    beam_width_argument(p, eval_lib.DEFAULT_BEAM_WIDTH, "also evaluate")
+    beam_width_argument(p, DEFAULT_BEAM_WIDTH, "also evaluate")
     p.set_defaults(func=cmd_evaluate)
 
     p = sub.add_parser(
@@ -363,7 +300,7 @@ def build_parser():
         help="tiny smoke run (seconds, poor quality)",
     )
     beam_width_argument(
-        p, eval_lib.DEFAULT_BEAM_WIDTH, "also translate and evaluate with"
+        p, DEFAULT_BEAM_WIDTH, "also translate and evaluate with"
     )
     add_config_arguments(p, config_lib.DEMO_SETTINGS)
     p.set_defaults(func=cmd_demo)
@@ -372,15 +309,6 @@ def build_parser():
 
 
 def main(argv=None):
-    """Runs one command; returns the exit status (2 on bad input)."""
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    try:
-        return args.func(args)
-    except ValueError as e:
-        # Bad input (data files, run directories, settings) gets a message
-        # and exit status 2, not a traceback; NMT_DEBUG=1 shows the traceback.
-        if os.environ.get("NMT_DEBUG"):
-            raise
-        print(f"{parser.prog} {args.command}: error: {e}", file=sys.stderr)
-        return 2
+    """Runs one command; returns the exit status (2 on bad input;
+    NMT_DEBUG=1 shows the traceback)."""
+    return common_cli.run_main(build_parser(), argv, "NMT_DEBUG")

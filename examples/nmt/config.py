@@ -2,63 +2,36 @@
 
 Four dataclasses, one per stage, saved together in a run's `run.json`:
 `DataConfig` (where the pairs come from, how they are split), `TextConfig`
-(tokenization), `ModelConfig` (the network) and `TrainConfig`
-(optimisation). A field declared with `option(...)` is also a command-line
-flag: `cli.py` builds its argparse groups from these fields (flag name,
-type, choices, help and default), so a default is changed here and
-nowhere else. The demo's settings are `DEMO_SETTINGS`, overrides of these
-defaults.
-
-The vocabulary sizes of `ModelConfig` are not settings: they are `None`
-until `train` has learned the vocabularies, then the sizes learned.
+(tokenization), and the examples' shared `ModelConfig` (the network) and
+`TrainConfig` (optimisation, `examples.common.config`). A field declared
+with `option(...)` is also a command-line flag (`examples.common.cli`).
+The demo's settings are `DEMO_SETTINGS`, overrides of these defaults.
+Plain Python: the command line parses before TensorFlow is imported.
 """
 
 import dataclasses
-import json
 from typing import Optional
 from typing import Tuple
-from typing import Union
 
-from examples.nmt import acceleration
-from examples.nmt import dates
-from examples.nmt import distribute
-from examples.nmt import text
+from examples.common import config as common
+from examples.common.config import ModelConfig
+from examples.common.config import TrainConfig
+from examples.common.config import option
+
 from examples.nmt.data import DATA_FORMATS
+from examples.nmt.dates import NUM_DATES
 from examples.nmt.readers import DIRECTIONS
 
-MODEL_TYPES = ("luong", "stepwise")
-SCORES = ("dot", "general", "additive", "location", "monotonic")
-# Scores whose weights depend on the previous step's alignment
-# (`keras_attention` stateful layers): step-wise decoder only.
-STATEFUL_SCORES = ("location", "monotonic")
-CELLS = ("lstm", "gru")
-ATTENTION_KEYS = ("encoder", "embedding")
-# The second attention `align` reads (`ModelConfig.alignment_head`).
-ALIGNMENT_HEADS = ("off", "guided", "lexical")
-GUIDED_ALIGNMENT_TYPES = ("ce", "mse")
-
-
-def option(default, help, flag=None, choices=None, type=None, **argparse):
-    """A dataclass field that is also a command-line flag.
-
-    Args:
-        default: The default value (the only place it is written).
-        help: The flag's help text.
-        flag: The flag, e.g. `"--data-seed"`. Defaults to the field name
-            with dashes.
-        choices: Optional allowed values.
-        type: Type of one value on the command line. Defaults to the type
-            of `default` (give it when the default is `None`).
-        **argparse: Further `add_argument` keywords (`nargs`, `const`).
-    """
-    metadata = {"help": help, "flag": flag, "choices": choices, "type": type}
-    metadata.update(argparse)
-    return dataclasses.field(default=default, metadata=metadata)
-
-
-def verbosity(value):
-    """Keras `fit` verbosity from the command line: `"auto"`, 0, 1 or 2."""
-    return value if value == "auto" else int(value)
+# Default longest token sequence (sub-words, with `[START]`/`[END]`);
+# `text.py` reads it from here.
+MAX_TOKENS = 64
+# Defaults of `align.align_run`, the `align` command's too.
+ALIGN_DEFAULTS = {
+    "symmetrize": "grow-diag-final-and",
+    "batch_size": 256,
+    "method": "argmax",
+    "threshold": 0.5,
+}
 
 
 @dataclasses.dataclass
@@ -78,7 +51,7 @@ class DataConfig:
     direction: str = option(
         "to-english", "direction of an Anki file", choices=DIRECTIONS
     )
-    num_dates: int = option(dates.NUM_DATES, "pairs of generated dates")
+    num_dates: int = option(NUM_DATES, "pairs of generated dates")
     seed: int = option(0, "seed of the generated dates", flag="--data-seed")
     max_words: int = option(40, "drop longer pairs (words)")
     max_examples: Optional[int] = option(
@@ -99,270 +72,11 @@ class TextConfig:
         False, "lower-case the target side too (the source always is)",
         flag="--lower-case-target",
     )
-    max_tokens: int = option(text.MAX_TOKENS, "longest token sequence")
+    max_tokens: int = option(MAX_TOKENS, "longest token sequence")
     # `[END]` after the source: gives every source at least one token, but
     # is also a place where a forward encoder can gather the whole
     # sentence, which attention may use instead of the aligned word.
     source_end_token: bool = option(True, "append [END] to the sources")
-
-
-@dataclasses.dataclass
-class ModelConfig:
-    """Hyper-parameters of the translation model.
-
-    Attributes:
-        source_vocab_size: Size of the source vocabulary: `None` until the
-            vocabulary is learned (`train` sets it).
-        target_vocab_size: Same, for the target side.
-        model: `"luong"` (sequence mode) or `"stepwise"` (input feeding).
-        score: `"dot"`, `"general"`, `"additive"` (Bahdanau),
-            `"location"` (`LocationSensitiveAttention`) or `"monotonic"`
-            (`BahdanauMonotonicAttention`, mode `"parallel"` in training
-            and decoding). The last two are stateful: `model="stepwise"`
-            only.
-        cell: `"lstm"` or `"gru"`.
-        bidirectional: Whether the encoder is bidirectional.
-        embedding_dim: Size of the token embeddings.
-        units: Units of each encoder RNN (per direction).
-        encoder_layers: Number of stacked encoder RNNs.
-        decoder_layers: Number of stacked decoder RNNs.
-        dropout: Dropout rate on embeddings, between layers and on the
-            attentional output.
-        attention_units: Hidden size of the additive, location and
-            monotonic scores (defaults to the decoder units).
-        bridge: Whether the encoder's final states initialise the decoder.
-            Without the bridge the decoder starts from zeros and can only
-            learn about the source through the attention, which makes the
-            attention follow the word alignment closely.
-        bridge_dropout: Share of the training sentences whose decoder
-            starts from zeros instead of the bridge (drawn per sentence and
-            step; never in inference). The bridge is a second way to the
-            source besides the attention: with `attention_values=
-            "embedding"` the decoder can still read a word (the month, the
-            weekday) from the encoder's final states and attend elsewhere.
-            Sentences without it can only be translated through the
-            attention, so the attention must find the words.
-        attend_source_punctuation: Whether the attention may attend to
-            source tokens made of punctuation only (`train` then fills
-            `unattended_source_ids` from the vocabulary).
-        unattended_source_ids: Source token ids never attended (set by
-            `train`).
-        attend_source_end: Whether the attention may attend to the source
-            `[END]`. The encoder always reads it; with `False` it is masked
-            out of the attended memory, so it cannot become an attention
-            sink (its forward encoder state summarises the whole sentence).
-        attention_keys: What the attention scores: `"encoder"`, the encoder
-            states (the memory itself), or `"embedding"`, the source
-            embeddings (a key then knows only its own token, so a word can
-            only be found at its own position; the values stay the encoder
-            states). `"luong"` model only.
-        attention_values: What the attention averages: `"encoder"`, the
-            encoder states, or `"embedding"`, the source embeddings (the
-            context then carries only the attended tokens, so a decoder
-            without the bridge must attend to the word it translates).
-            `"luong"` model only.
-    """
-
-    source_vocab_size: Optional[int] = None
-    target_vocab_size: Optional[int] = None
-    model: str = option(
-        "luong",
-        "'luong': sequence-mode decoder, attention after it; 'stepwise': "
-        "AttentionRNN with input feeding",
-        choices=MODEL_TYPES,
-    )
-    score: str = option("general", "attention score", choices=SCORES)
-    cell: str = option("lstm", "RNN cell", choices=CELLS)
-    bidirectional: bool = option(True, "bidirectional encoder")
-    embedding_dim: int = option(64, "token embedding size")
-    units: int = option(128, "units of each encoder RNN (per direction)")
-    encoder_layers: int = option(1, "stacked encoder RNNs")
-    decoder_layers: int = option(1, "stacked decoder RNNs")
-    dropout: float = option(0.1, "dropout rate")
-    attention_units: Optional[int] = option(
-        None, "hidden size of the additive, location and monotonic scores",
-        type=int,
-    )
-    bridge: bool = option(
-        True, "initialise the decoder with the encoder's final states"
-    )
-    bridge_dropout: float = option(
-        0.0, "share of the training sentences whose decoder starts from "
-        "zeros instead of the bridge (they reach the source only through "
-        "the attention)"
-    )
-    attend_source_end: bool = option(
-        True, "let the attention attend to the source [END] (else the "
-        "encoder reads it but it is masked out of the attended memory)"
-    )
-    attend_source_punctuation: bool = option(
-        True, "let the attention attend to source tokens made of "
-        "punctuation only (else the encoder reads them but they are masked "
-        "out of the attended memory)"
-    )
-    # The source token ids masked out of the attended memory: `train` sets
-    # them from the learned vocabulary (the punctuation tokens) when
-    # `attend_source_punctuation` is off. Not a command-line setting.
-    unattended_source_ids: Tuple[int, ...] = ()
-    attention_keys: str = option(
-        "encoder", "score the attention against the encoder states or the "
-        "source embeddings (values stay the encoder states; luong only)",
-        choices=ATTENTION_KEYS,
-    )
-    attention_values: str = option(
-        "encoder", "average the encoder states or the source embeddings "
-        "(luong only)",
-        choices=ATTENTION_KEYS,
-    )
-    alignment_head: str = option(
-        "off", "a second attention, the one `align` reads (the translation "
-        "attention is left as it is): `guided`, queried by the decoder "
-        "state and the target word it predicts, trained by "
-        "--guided-alignment; `lexical`, unsupervised, a neural IBM model 1 "
-        "(the predicted word from single source words, docs/alignment.md)",
-        choices=ALIGNMENT_HEADS,
-    )
-
-    def __post_init__(self):
-        # Lists (from run.json) as tuples, so that configs compare.
-        self.unattended_source_ids = tuple(
-            int(i) for i in self.unattended_source_ids
-        )
-        # run.json of the first runs with a head held a bool.
-        if isinstance(self.alignment_head, bool):
-            self.alignment_head = "guided" if self.alignment_head else "off"
-        for name, allowed in (
-            ("alignment_head", ALIGNMENT_HEADS),
-            ("model", MODEL_TYPES),
-            ("score", SCORES),
-            ("cell", CELLS),
-            ("attention_keys", ATTENTION_KEYS),
-            ("attention_values", ATTENTION_KEYS),
-        ):
-            value = getattr(self, name)
-            if value not in allowed:
-                raise ValueError(
-                    f"`{name}` must be one of {allowed}. "
-                    f"Received: {name}={value!r}"
-                )
-        if self.score in STATEFUL_SCORES and self.model != "stepwise":
-            raise ValueError(
-                f"`score={self.score!r}` is stateful (it needs the previous "
-                "step's alignment) and runs only in the step-wise decoder: "
-                "expected model='stepwise'. Received: "
-                f"model={self.model!r}"
-            )
-        for name in (
-            "source_vocab_size",
-            "target_vocab_size",
-            "embedding_dim",
-            "units",
-            "encoder_layers",
-            "decoder_layers",
-        ):
-            value = getattr(self, name)
-            if name.endswith("vocab_size") and value is None:
-                continue
-            if not isinstance(value, int) or value < 1:
-                raise ValueError(
-                    f"`{name}` must be a positive integer. "
-                    f"Received: {name}={value!r}"
-                )
-        if not 0.0 <= self.bridge_dropout < 1.0:
-            raise ValueError(
-                "`bridge_dropout` must be in [0, 1). "
-                f"Received: bridge_dropout={self.bridge_dropout}"
-            )
-        if not 0.0 <= self.dropout < 1.0:
-            raise ValueError(
-                f"`dropout` must be in [0, 1). Received: dropout={self.dropout}"
-            )
-        if (
-            self.attention_keys == self.attention_values == "embedding"
-            and not self.bridge
-        ):
-            raise ValueError(
-                "`attention_keys` and `attention_values` both 'embedding' "
-                "need `bridge=True`: the encoder would be unused. "
-                f"Received: bridge={self.bridge}"
-            )
-        for name in ("attention_keys", "attention_values"):
-            if getattr(self, name) == "embedding" and self.model != "luong":
-                raise ValueError(
-                    f"`{name}='embedding'` needs `model='luong'`. "
-                    f"Received: model={self.model!r}"
-                )
-
-    @property
-    def decoder_units(self):
-        return self.units * (2 if self.bidirectional else 1)
-
-    def to_json(self):
-        return json.dumps(dataclasses.asdict(self), indent=2)
-
-    @classmethod
-    def from_json(cls, text):
-        return cls(**json.loads(text))
-
-
-@dataclasses.dataclass
-class TrainConfig:
-    """Optimisation settings."""
-
-    epochs: int = option(10, "epochs")
-    batch_size: int = option(64, "sentence pairs per batch")
-    learning_rate: float = option(3e-3, "peak learning rate")
-    warmup_steps: int = option(100, "linear warm-up steps")
-    label_smoothing: float = option(0.0, "label smoothing")
-    patience: int = option(3, "early stopping patience")
-    bucket_boundaries: Tuple[int, ...] = option(
-        (8, 12, 16, 24, 32),
-        "length buckets (none: pad each batch to its longest)",
-        type=int, nargs="*",
-    )
-    mixed_precision: str = option(
-        "auto",
-        "dtype policy: 'auto' (mixed_bfloat16 on a CPU with AVX512_BF16/AMX "
-        "or a GPU of compute capability >= 8.0, mixed_float16 on 7.x, else "
-        "float32), 'off' (float32), 'float16' (the value when the flag is "
-        "given alone) or 'bfloat16'; logits and softmaxes stay float32",
-        type=str, choices=acceleration.MIXED_PRECISION, nargs="?",
-        const="float16",
-    )
-    jit_compile: str = option(
-        "auto",
-        "XLA-compile the train step: 'auto' (Keras' choice on a GPU; off on "
-        "CPU, where it was measured slower), 'on' (the value when the flag "
-        "is given alone) or 'off'",
-        type=str, choices=acceleration.JIT_COMPILE, nargs="?", const="on",
-    )
-    strategy: str = option(
-        "default",
-        "'mirrored': all local GPUs; 'multi-worker': the workers of "
-        "TF_CONFIG (run the same command on each)",
-        choices=distribute.STRATEGIES,
-    )
-    seed: int = option(0, "seed of the weights and the shuffling")
-    steps_per_epoch: Optional[int] = option(
-        None, "steps per epoch (default: one pass)", type=int
-    )
-    verbose: Union[str, int] = option(
-        "auto", "Keras fit verbosity: auto, 0, 1, 2", type=verbosity
-    )
-    # Guided alignment (docs/alignment.md): reference links of the
-    # training pairs supervise the attention.
-    guided_alignment: Optional[str] = option(
-        None,
-        "Pharaoh links of the data file's pairs (one line per pair, file "
-        "order, whitespace words, source first) to supervise the attention",
-        type=str,
-    )
-    guided_alignment_type: str = option(
-        "ce", "guided alignment cost", choices=GUIDED_ALIGNMENT_TYPES
-    )
-    guided_alignment_weight: float = option(
-        1.0, "weight of the guided alignment loss"
-    )
 
 
 # The sections of `run.json` and of the command line, in order.
@@ -404,36 +118,15 @@ QUICK_DEMO_SETTINGS = {
 
 
 def replace(configs, settings, sections=SECTIONS):
-    """`configs` (a tuple of the four configs) with `settings` applied.
-
-    Args:
-        configs: `(data, text, model, train)` configs.
-        settings: Dict from section name (`"data"`, ...) to a dict of
-            field values, like `DEMO_SETTINGS`.
-        sections: The `(name, dataclass)` sections of `configs`. Defaults
-            to `SECTIONS` (another example, G2P, has its own).
-    """
-    return tuple(
-        dataclasses.replace(config, **settings.get(name, {}))
-        for (name, _), config in zip(sections, configs)
-    )
+    """`configs` with `settings` applied (`common.replace`)."""
+    return common.replace(configs, settings, sections)
 
 
 def from_dicts(config, sections=SECTIONS):
     """The configs from the dicts of `run.json` (lists as tuples)."""
-    out = []
-    for name, cls in sections:
-        values = dict(config[name])
-        for field in dataclasses.fields(cls):
-            if isinstance(values.get(field.name), list):
-                values[field.name] = tuple(values[field.name])
-        out.append(cls(**values))
-    return tuple(out)
+    return common.from_dicts(config, sections)
 
 
 def to_dicts(configs, sections=SECTIONS):
     """The configs as the dicts of `run.json`."""
-    return {
-        name: dataclasses.asdict(config)
-        for (name, _), config in zip(sections, configs)
-    }
+    return common.to_dicts(configs, sections)

@@ -13,9 +13,11 @@
 import collections
 import dataclasses
 import unicodedata
-import zlib
 
-SPLIT_NAMES = ("train", "validation", "test")
+from examples.common.splits import SPLIT_NAMES
+from examples.common.splits import check_split_fractions
+from examples.common.splits import split_of
+
 
 # Characters split off as words of their own: Unicode punctuation (P*) and
 # symbols (S*). The same rule is applied in TensorFlow (`text.py`) with the
@@ -36,6 +38,10 @@ class Corpus:
         languages: For the dates data, the source language of each pair.
         fields: For the dates data, for each pair the field of each target
             word (`"weekday"`, `"day"`, `"month"`, `"year"` or `None`).
+        links: With guided alignment, the reference links of each pair
+            (`(line_number, {(source_word, target_word)})`, see
+            `data.attach_links`), carried with the pair through filtering
+            and splitting; else `None`.
     """
 
     pairs: list
@@ -46,6 +52,7 @@ class Corpus:
     alignments: list = None
     languages: list = None
     fields: list = None
+    links: list = None
 
     def __len__(self):
         return len(self.pairs)
@@ -101,8 +108,9 @@ def filter_corpus(corpus, max_words=None, max_examples=None):
 
 
 def subset(corpus, indices, skipped=0, reasons=None):
-    """The pairs of `corpus` at `indices`, with their alignments, languages
-    and fields; `skipped` and `reasons` describe the new corpus."""
+    """The pairs of `corpus` at `indices`, with their alignments, languages,
+    fields and links; `skipped` and `reasons` describe the new corpus."""
+    indices = list(indices)
     return Corpus(
         pairs=[corpus.pairs[i] for i in indices],
         skipped=skipped,
@@ -122,46 +130,17 @@ def subset(corpus, indices, skipped=0, reasons=None):
             if corpus.fields is None
             else [corpus.fields[i] for i in indices]
         ),
+        links=(
+            None
+            if corpus.links is None
+            else [corpus.links[i] for i in indices]
+        ),
     )
 
 
 def take(corpus, count):
     """The first `count` pairs of `corpus` (all of them if fewer)."""
     return subset(corpus, range(min(count, len(corpus))))
-
-
-def split_of(source, validation_fraction, test_fraction):
-    """The split (`"train"`, `"validation"`, `"test"`) of a source sentence.
-
-    Decided by a CRC32 hash of the source, so it does not depend on the
-    order of the file, on the sample limit or on the Python hash seed, and
-    repeated sources always land in the same split.
-    """
-    bucket = zlib.crc32(source.encode("utf-8")) % 10000 / 10000.0
-    if bucket < test_fraction:
-        return "test"
-    if bucket < test_fraction + validation_fraction:
-        return "validation"
-    return "train"
-
-
-def check_split_fractions(validation_fraction, test_fraction):
-    """Raises `ValueError` unless both shares are in [0, 1) with a sum
-    below 1 (the G2P example splits its lexicon with the same rule)."""
-    for name, value in (
-        ("validation_fraction", validation_fraction),
-        ("test_fraction", test_fraction),
-    ):
-        if not 0.0 <= value < 1.0:
-            raise ValueError(
-                f"`{name}` must be in [0, 1). Received: {name}={value}"
-            )
-    if validation_fraction + test_fraction >= 1.0:
-        raise ValueError(
-            "`validation_fraction + test_fraction` must be below 1. Received: "
-            f"validation_fraction={validation_fraction}, "
-            f"test_fraction={test_fraction}"
-        )
 
 
 def split_pairs(corpus, validation_fraction=0.05, test_fraction=0.05):

@@ -3,15 +3,19 @@
 `load_corpus` reads `"dates"` (the embedded dates, `dates.py`, with the
 true word alignment of every pair), `"tfds:NAME"`, one file (Anki or TSV)
 or two line-aligned files (`readers.py`); `load_splits` gives the filtered
-train/validation/test split of a `config.DataConfig`.
+train/validation/test split of a `config.DataConfig`, optionally with the
+reference links of a Pharaoh file attached to their pairs
+(`attach_links`) before filtering.
 """
 
+import dataclasses
 import os
 
 from examples.nmt import dates
 from examples.nmt import readers
 from examples.nmt.corpus import filter_corpus
 from examples.nmt.corpus import split_pairs
+
 
 DATA_FORMATS = ("auto", "anki", "tsv", "parallel")
 
@@ -72,8 +76,42 @@ def load_corpus(
     )
 
 
-def load_splits(data_config):
+def attach_links(corpus, path):
+    """`corpus` with the links of the Pharaoh file `path` attached.
+
+    The file has one line per pair of the data as read (before filtering;
+    sure and possible links both count). Each pair gets
+    `(line_number, {(source_word, target_word)})` in `Corpus.links`,
+    which filtering and splitting carry with it.
+
+    Raises:
+        ValueError: if the file has another number of lines than the data
+            has pairs.
+    """
+    from keras_attention import alignment as al
+
+    lines = al.read_pharaoh(path)
+    if len(lines) != len(corpus):
+        raise ValueError(
+            f"The guided alignment file must have one line per pair of "
+            f"the data: {len(corpus)} pairs read ({corpus.skipped} malformed "
+            f"lines skipped). Received: {len(lines)} lines in {path!r}"
+        )
+    links = [
+        (number + 1, set(sure) | set(possible))
+        for number, (sure, possible) in enumerate(lines)
+    ]
+    return dataclasses.replace(corpus, links=links)
+
+
+def load_splits(data_config, links_path=None):
     """The deterministic train/validation/test split of a `DataConfig`.
+
+    Args:
+        data_config: A `DataConfig`.
+        links_path: Optional Pharaoh file of reference links, one line per
+            pair of the data (`attach_links`): each split then holds its
+            pairs' links in `Corpus.links`.
 
     Returns:
         `(corpus, splits)`: the filtered corpus and the dict of
@@ -86,6 +124,8 @@ def load_splits(data_config):
         num_dates=data_config.num_dates,
         seed=data_config.seed,
     )
+    if links_path:
+        corpus = attach_links(corpus, links_path)
     corpus = filter_corpus(
         corpus,
         max_words=data_config.max_words,

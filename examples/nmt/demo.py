@@ -24,11 +24,14 @@ import json
 import os
 import time
 
+from examples.common.cli import DEFAULT_BEAM_WIDTH
+from examples.common.decoding_cli import save_heatmaps
+from examples.common.decoding_cli import text_grid
 from examples.nmt import evaluate as eval_lib
 from examples.nmt import export as export_lib
 from examples.nmt import run as run_lib
 from examples.nmt import train as train_lib
-from keras_attention import visualization
+from keras_attention.seq2seq import serving
 
 DEMO_EXAMPLES = (
     "vendredi 20 octobre 1933",
@@ -42,32 +45,7 @@ DEMO_EXAMPLES = (
 NUM_HEATMAPS = 3
 
 
-def text_grid(result):
-    """The terminal grid of one result of `evaluate.translate_all`."""
-    return visualization.attention_text_grid(
-        result["attention"], result["source_tokens"], result["target_tokens"]
-    )
-
-
-def save_heatmaps(texts_and_results, path):
-    """Saves the heatmaps of `(text, result)` pairs side by side in one PNG,
-    on one colour scale (0 to 1). Returns `path`."""
-    visualization.plot_attention_grid(
-        [
-            (
-                r["attention"],
-                r["source_tokens"],
-                r["target_tokens"],
-                f"{text}\n-> {r['translation']}",
-            )
-            for text, r in texts_and_results
-        ],
-        path=path,
-    )
-    return path
-
-
-def run_demo(out, configs, beam_width=eval_lib.DEFAULT_BEAM_WIDTH, log=print):
+def run_demo(out, configs, beam_width=DEFAULT_BEAM_WIDTH, log=print):
     """Runs the demo into the run directory `out`; returns its metrics.
 
     Args:
@@ -85,14 +63,14 @@ def run_demo(out, configs, beam_width=eval_lib.DEFAULT_BEAM_WIDTH, log=print):
     log(f"   {path}")
     log("== 3. load it back and translate (tensorflow + tensorflow_text only)")
     examples = list(DEMO_EXAMPLES)
-    translate_fn = export_lib.load_saved_model(path)
-    results = eval_lib.translate_all(translate_fn, examples)
+    translate_fn = serving.load_saved_model(path)
+    results = serving.translate_all(translate_fn, examples)
     for text, r in zip(examples, results):
         log(f"   {text:<36} -> {r['translation']}")
     if beam_width:
         log(f"   beam search (width {beam_width}, `beam` signature):")
-        beam_fn = export_lib.load_saved_model(path, beam_width=beam_width)
-        for text, r in zip(examples, eval_lib.translate_all(beam_fn, examples)):
+        beam_fn = serving.load_saved_model(path, beam_width=beam_width)
+        for text, r in zip(examples, serving.translate_all(beam_fn, examples)):
             log(f"   {text:<36} -> {r['translation']}")
     log(
         "\n== 4. attention (one row per target token, one column per source "

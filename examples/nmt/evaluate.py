@@ -18,6 +18,7 @@ translate function on a `Corpus`.
 import os
 import time
 
+from examples.common.cli import DEFAULT_BEAM_WIDTH
 from examples.nmt import align
 from examples.nmt import data as data_lib
 from examples.nmt import dates
@@ -25,9 +26,10 @@ from examples.nmt import export as export_lib
 from examples.nmt import run as run_lib
 from examples.nmt.corpus import pretokenize
 from examples.nmt.corpus import take
+from keras_attention.seq2seq import serving
+from keras_attention.seq2seq.serving import translate_all
 
 # Beam width of `evaluate` and `demo` (0: greedy decoding only).
-DEFAULT_BEAM_WIDTH = 4
 
 def canonical(text, lower_case=False):
     """The comparison form of a sentence for exact match."""
@@ -57,38 +59,6 @@ def bleu_chrf(hypotheses, references, lowercase=False):
     bleu = BLEU(lowercase=lowercase).corpus_score(hypotheses, [references])
     chrf = CHRF(lowercase=lowercase).corpus_score(hypotheses, [references])
     return bleu.score, chrf.score
-
-
-def translate_all(translate_fn, sources, batch_size=256):
-    """Runs a `serving_default`-like function over a list of strings.
-
-    Returns:
-        A list of dicts (one per sentence) of numpy values: `translation`
-        (str), `source_tokens`, `target_tokens` (lists of str, unpadded)
-        and `attention` `(T, S)`.
-    """
-    import tensorflow as tf
-
-    results = []
-    for i in range(0, len(sources), batch_size):
-        out = translate_fn(tf.constant(sources[i : i + batch_size]))
-        out = {k: v.numpy() for k, v in out.items()}
-        for j in range(len(out["translation"])):
-            src = [align.token_str(t) for t in out["source_tokens"][j]]
-            src = [t for t in src if t]
-            length = int(out["target_lengths"][j])
-            tgt = [
-                align.token_str(t) for t in out["target_tokens"][j][:length]
-            ]
-            results.append(
-                {
-                    "translation": align.token_str(out["translation"][j]),
-                    "source_tokens": src,
-                    "target_tokens": tgt,
-                    "attention": out["attention"][j][:length, : len(src)],
-                }
-            )
-    return results
 
 
 def _alignment_metrics(results, corpus):
@@ -175,12 +145,12 @@ def evaluate_run(
         saved_model = run_lib.run_path(run_dir, run_lib.EXPORT)
         if not os.path.exists(os.path.join(saved_model, "saved_model.pb")):
             export_lib.export_run(run_dir, saved_model)
-    saved_model = export_lib.resolve_saved_model(saved_model)
-    translate_fn = export_lib.load_saved_model(saved_model)
+    saved_model = serving.resolve_saved_model(saved_model)
+    translate_fn = serving.load_saved_model(saved_model)
     lower = text_config.target_lower_case
     metrics = evaluate(translate_fn, corpus, lower)
     if beam_width:
-        beam_fn = export_lib.load_saved_model(
+        beam_fn = serving.load_saved_model(
             saved_model, beam_width=beam_width
         )
         metrics["beam"] = evaluate(beam_fn, corpus, lower)

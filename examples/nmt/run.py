@@ -1,71 +1,49 @@
-"""The run directory: what `train` writes and every other command reads.
-
-    run.json                  data, text, model and training settings
-    source_vocab.txt          WordPiece vocabularies learned from the
-    target_vocab.txt          training split
-    checkpoints/epoch_NN.weights.h5   one per epoch
-    backup/                   `keras.callbacks.BackupAndRestore` state: a
-                              killed run started again with the same
-                              command resumes from the last finished epoch
-    logs/                     TensorBoard logs
-    model.weights.h5          final weights (best validation loss)
-    history.json              per-epoch metrics
-    export/                   SavedModel (`export` sub-command)
-    metrics.json              test metrics (`demo`)
+"""The NMT example's run directory: `keras_attention.seq2seq.run_dir`'s
+layout (run.json, the two WordPiece vocabularies, checkpoints, backup,
+logs, final weights, history, export), read back into the example's
+configs and tokenizers.
 """
 
-import json
-import os
-
 from examples.nmt import config as config_lib
-from examples.nmt import model as model_lib
-from examples.nmt import text as text_lib
-
-RUN_CONFIG = "run.json"
-SOURCE_VOCAB = "source_vocab.txt"
-TARGET_VOCAB = "target_vocab.txt"
-CHECKPOINTS = "checkpoints"
-CHECKPOINT_PATTERN = "checkpoints/epoch_{epoch:02d}.weights.h5"
-BACKUP = "backup"
-LOGS = "logs"
-WEIGHTS = "model.weights.h5"
-HISTORY = "history.json"
-EXPORT = "export"
-METRICS = "metrics.json"
-
-
-def run_path(run_dir, name):
-    """The path of `name` (one of this module's constants) in a run."""
-    return os.path.join(run_dir, name)
+from keras_attention.seq2seq import run_dir
+from keras_attention.seq2seq.run_dir import BACKUP  # noqa: F401
+from keras_attention.seq2seq.run_dir import CHECKPOINT_PATTERN  # noqa: F401
+from keras_attention.seq2seq.run_dir import CHECKPOINTS  # noqa: F401
+from keras_attention.seq2seq.run_dir import EXPORT  # noqa: F401
+from keras_attention.seq2seq.run_dir import HISTORY  # noqa: F401
+from keras_attention.seq2seq.run_dir import LOGS  # noqa: F401
+from keras_attention.seq2seq.run_dir import METRICS  # noqa: F401
+from keras_attention.seq2seq.run_dir import RUN_CONFIG  # noqa: F401
+from keras_attention.seq2seq.run_dir import SOURCE_VOCAB
+from keras_attention.seq2seq.run_dir import TARGET_VOCAB
+from keras_attention.seq2seq.run_dir import WEIGHTS  # noqa: F401
+from keras_attention.seq2seq.run_dir import run_path
 
 
-def save_run_config(run_dir, *configs, sections=config_lib.SECTIONS):
+def save_run_config(run_dir_path, *configs, sections=config_lib.SECTIONS):
     """Writes the configs (`(data, text, model, train)`) to run.json."""
-    os.makedirs(run_dir, exist_ok=True)
-    with open(run_path(run_dir, RUN_CONFIG), "w") as f:
-        json.dump(config_lib.to_dicts(configs, sections), f, indent=2)
+    run_dir.save_run_config(
+        run_dir_path, config_lib.to_dicts(configs, sections)
+    )
 
 
-def load_run_config(run_dir, sections=config_lib.SECTIONS):
+def load_run_config(run_dir_path, sections=config_lib.SECTIONS):
     """The configs (`(data, text, model, train)` by default) of a run.
 
     Raises:
         ValueError: if the directory has no run.json.
     """
-    path = run_path(run_dir, RUN_CONFIG)
-    if not os.path.exists(path):
-        raise ValueError(
-            f"No run.json in the run directory (train first). Received: "
-            f"run_dir={run_dir!r}"
-        )
-    with open(path) as f:
-        return config_lib.from_dicts(json.load(f), sections)
+    return config_lib.from_dicts(
+        run_dir.load_run_config(run_dir_path), sections
+    )
 
 
-def make_processors(run_dir, text_config):
+def make_processors(run_dir_path, text_config):
     """The source and target `text.TextProcessor`s of a run's vocabularies."""
+    from examples.nmt import text as text_lib
+
     source = text_lib.TextProcessor(
-        run_path(run_dir, SOURCE_VOCAB),
+        run_path(run_dir_path, SOURCE_VOCAB),
         lower_case=text_config.source_lower_case,
         max_tokens=text_config.max_tokens,
         add_start=False,
@@ -73,7 +51,7 @@ def make_processors(run_dir, text_config):
         name="source_text",
     )
     target = text_lib.TextProcessor(
-        run_path(run_dir, TARGET_VOCAB),
+        run_path(run_dir_path, TARGET_VOCAB),
         lower_case=text_config.target_lower_case,
         max_tokens=text_config.max_tokens,
         add_start=True,
@@ -82,11 +60,11 @@ def make_processors(run_dir, text_config):
     return source, target
 
 
-def load_trained(run_dir, weights=None):
+def load_trained(run_dir_path, weights=None):
     """Rebuilds the model of a run and loads its weights.
 
     Args:
-        run_dir: The run directory.
+        run_dir_path: The run directory.
         weights: Optional weights file (e.g. a checkpoint). Defaults to the
             final `model.weights.h5`.
 
@@ -94,9 +72,10 @@ def load_trained(run_dir, weights=None):
         `(seq2seq, source_processor, target_processor, configs)` with
         `configs` the tuple of `load_run_config`.
     """
-    configs = load_run_config(run_dir)
+    configs = load_run_config(run_dir_path)
     _, text_config, model_config, _ = configs
-    source, target = make_processors(run_dir, text_config)
-    seq2seq = model_lib.build_model(model_config)
-    seq2seq.weights_model.load_weights(weights or run_path(run_dir, WEIGHTS))
+    source, target = make_processors(run_dir_path, text_config)
+    seq2seq = run_dir.load_seq2seq(
+        run_dir_path, model_config.model_arguments(), weights
+    )
     return seq2seq, source, target, configs

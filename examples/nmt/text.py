@@ -25,34 +25,28 @@ asset of the SavedModel.
 """
 
 import os
-import unicodedata
 
 import tensorflow as tf
 import tensorflow_text as tf_text
 
-PAD, UNK, START, END = "[PAD]", "[UNK]", "[START]", "[END]"
-RESERVED_TOKENS = (PAD, UNK, START, END)
-PAD_ID, UNK_ID, START_ID, END_ID = 0, 1, 2, 3
-
-# Longest input accepted, in Unicode characters: longer inputs are cut here
-# before any other processing (the serving signature never sees more).
-MAX_INPUT_CHARS = 1000
-# Default longest token sequence (sub-words, with `[START]`/`[END]`).
-MAX_TOKENS = 64
+from examples.nmt.config import MAX_TOKENS
+from keras_attention.seq2seq.serving import Tokenizer
+from keras_attention.seq2seq.tokens import END  # noqa: F401
+from keras_attention.seq2seq.tokens import END_ID  # noqa: F401
+from keras_attention.seq2seq.tokens import MAX_INPUT_CHARS  # noqa: F401
+from keras_attention.seq2seq.tokens import PAD  # noqa: F401
+from keras_attention.seq2seq.tokens import PAD_ID  # noqa: F401
+from keras_attention.seq2seq.tokens import RESERVED_TOKENS
+from keras_attention.seq2seq.tokens import START  # noqa: F401
+from keras_attention.seq2seq.tokens import START_ID  # noqa: F401
+from keras_attention.seq2seq.tokens import UNK
+from keras_attention.seq2seq.tokens import UNK_ID  # noqa: F401
+from keras_attention.seq2seq.tokens import clean_strings
+from keras_attention.seq2seq.tokens import content_ids
+from keras_attention.seq2seq.tokens import frame_ids
+from keras_attention.seq2seq.tokens import punctuation_ids  # noqa: F401
 
 _PUNCT = r"([\p{P}\p{S}])"
-
-
-def clean_strings(texts):
-    """Replaces invalid UTF-8 by U+FFFD and cuts to `MAX_INPUT_CHARS`."""
-    texts = tf.strings.unicode_transcode(
-        texts,
-        input_encoding="UTF-8",
-        output_encoding="UTF-8",
-        errors="replace",
-        replacement_char=0xFFFD,
-    )
-    return tf.strings.substr(texts, 0, MAX_INPUT_CHARS, unit="UTF8_CHAR")
 
 
 def tf_pretokenize(texts, lower_case=True):
@@ -129,56 +123,7 @@ def load_vocabulary(path):
         return [line.rstrip("\n") for line in f]
 
 
-def punctuation_ids(vocab):
-    """Ids of the tokens of `vocab` made of punctuation only (Unicode
-    category P*, a `##` continuation prefix ignored); reserved tokens
-    excluded."""
-    ids = []
-    for i, token in enumerate(vocab):
-        if i < len(RESERVED_TOKENS):
-            continue
-        chars = token[2:] if token.startswith("##") else token
-        if chars and all(unicodedata.category(c).startswith("P") for c in chars):
-            ids.append(i)
-    return ids
-
-
-def frame_ids(ids, max_tokens, add_start, add_end):
-    """Ragged ids `(batch, (tokens))` cut so that, with `[START]` and/or
-    `[END]` added as asked, no row is longer than `max_tokens`."""
-    room = max_tokens - int(add_start) - int(add_end)
-    ids = ids[:, :room]
-    batch = ids.nrows()
-    parts = [ids]
-    if add_start:
-        parts.insert(0, tf.fill([batch, 1], tf.constant(START_ID, tf.int64)))
-    if add_end:
-        parts.append(tf.fill([batch, 1], tf.constant(END_ID, tf.int64)))
-    return tf.concat(parts, axis=1) if len(parts) > 1 else ids
-
-
-def content_ids(ids):
-    """The ids before the first `[END]`, without `[PAD]` and `[START]`.
-
-    Args:
-        ids: Token ids `(batch, tokens)`, dense or ragged.
-
-    Returns:
-        A `(batch, (tokens))` int64 `tf.RaggedTensor`.
-    """
-    ids = tf.cast(ids, tf.int64)
-    if not isinstance(ids, tf.RaggedTensor):
-        ids = tf.RaggedTensor.from_tensor(ids)
-    is_end = tf.cast(tf.equal(ids, END_ID), tf.int32)
-    before_end = tf.equal(tf.cumsum(is_end, axis=1), 0)
-    keep = tf.logical_and(
-        before_end,
-        tf.logical_and(tf.not_equal(ids, PAD_ID), tf.not_equal(ids, START_ID)),
-    )
-    return tf.ragged.boolean_mask(ids, keep)
-
-
-class TextProcessor(tf.Module):
+class TextProcessor(Tokenizer):
     """Raw strings to WordPiece ids and back, as TensorFlow ops.
 
     Args:
@@ -250,15 +195,6 @@ class TextProcessor(tf.Module):
         configured."""
         ids = self.tokenize_words(texts).merge_dims(-2, -1)
         return frame_ids(ids, self.max_tokens, self.add_start, self.add_end)
-
-    def token_strings(self, ids):
-        """The token strings of ids (any shape, ragged or dense)."""
-        ids = tf.cast(ids, tf.int64)
-        if isinstance(ids, tf.RaggedTensor):
-            return ids.with_flat_values(
-                self.id_to_token.lookup(ids.flat_values)
-            )
-        return self.id_to_token.lookup(ids)
 
     def detokenize(self, ids):
         """Readable text from ids `(batch, tokens)`.

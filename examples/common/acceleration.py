@@ -24,7 +24,7 @@ are computed in float32 (`model.py`, `keras_attention`).
   speeds up a float32 train step (+21 % sequence mode, +40 % step-wise)
   but slows a `mixed_bfloat16` one (XLA's CPU bfloat16 code is slower than
   oneDNN's). Under XLA `train` pads every batch to its length bucket's
-  width (`pipeline.make_dataset(fixed_shapes=True)`), so the step compiles
+  width (`keras_attention.seq2seq.dataset.make_dataset(fixed_shapes=True)`), so the step compiles
   once per bucket instead of once per batch shape (131-144 s a fra-eng
   epoch before, 27k pairs); even so XLA's CPU code for the example's model
   (bidirectional, masked LSTMs) took 72, 75 and 82 s for the first three
@@ -37,8 +37,9 @@ import os
 
 import keras
 
-MIXED_PRECISION = ("auto", "off", "float16", "bfloat16")
-JIT_COMPILE = ("auto", "on", "off")
+from examples.common.config import JIT_COMPILE
+from examples.common.config import MIXED_PRECISION
+
 # /proc/cpuinfo flags of CPUs with bfloat16 matmul instructions.
 BFLOAT16_CPU_FLAGS = ("avx512_bf16", "amx_bf16")
 

@@ -1,17 +1,18 @@
 """The decoding flags of the examples' `export` and `translate` commands.
 
 Shared by `python -m examples.nmt` and `python -m examples.g2p` (both
-export `examples.nmt.translator.TranslatorModule`):
+export `keras_attention.seq2seq.serving.TranslatorModule`):
 
 - `export_option_arguments`: `--coverage-penalty`, `--replace-unknown`,
   `--tfa-convention`, stored in the SavedModel;
 - `decoding_arguments`: `--n-best K`, `--sample` (`--temperature`,
   `--top-k`, `--top-p`, `--seed`) and `--prefix TEXT`, which choose the
   signature `translate_texts` calls (`nbest`, `sample`, `complete`; else
-  `serving_default` or `beam`).
-"""
+  `serving_default` or `beam`);
+- `text_grid` and `save_heatmaps`: the attention of translated inputs.
 
-from examples.nmt import evaluate as eval_lib
+Building the parsers imports no TensorFlow.
+"""
 
 
 def export_option_arguments(parser):
@@ -46,7 +47,8 @@ def decoding_arguments(parser):
     modes.add_argument(
         "--n-best", type=int, default=None, metavar="K",
         help="print the K best translations of each input with their "
-        "scores (beam search of width K, at most 16)",
+        "scores (beam search of width K, at most the SavedModel's "
+        "maximum beam width)",
     )
     modes.add_argument(
         "--sample", action="store_true",
@@ -83,7 +85,7 @@ def _decoder(args, path):
     """`(translate_fn, hypotheses per input)` of the parsed flags."""
     import tensorflow as tf
 
-    from examples.nmt import export as export_lib
+    from keras_attention.seq2seq import serving as export_lib
 
     sampling = {
         "temperature": args.temperature, "top_k": args.top_k,
@@ -153,14 +155,13 @@ def translate_texts(args, texts):
     `input TAB rank TAB score TAB translation` per input.
 
     Returns:
-        `[(input, [hypothesis dicts of `evaluate.translate_all`, with
+        `[(input, [hypothesis dicts of `serving.translate_all`, with
         `score`])]`.
     """
-    from examples.nmt import demo
-    from examples.nmt import export as export_lib
+    from keras_attention.seq2seq import serving
 
     translate_fn, per_text = _decoder(
-        args, export_lib.resolve_saved_model(args.model)
+        args, serving.resolve_saved_model(args.model)
     )
     scores = []
 
@@ -169,7 +170,7 @@ def translate_texts(args, texts):
         scores.extend(out["scores"].numpy().tolist())
         return out
 
-    results = eval_lib.translate_all(scored_fn, texts)
+    results = serving.translate_all(scored_fn, texts)
     grouped = []
     for i, text in enumerate(texts):
         hypotheses = results[i * per_text : (i + 1) * per_text]
@@ -181,7 +182,36 @@ def translate_texts(args, texts):
             else:
                 print(f"{text}\t{r['translation']}")
             if args.attention:
-                print(demo.text_grid(r))
+                print(text_grid(r))
                 print()
         grouped.append((text, hypotheses))
     return grouped
+
+
+def text_grid(result):
+    """The terminal grid of one result of `serving.translate_all`."""
+    from keras_attention import visualization
+
+    return visualization.attention_text_grid(
+        result["attention"], result["source_tokens"], result["target_tokens"]
+    )
+
+
+def save_heatmaps(texts_and_results, path):
+    """Saves the heatmaps of `(text, result)` pairs side by side in one PNG,
+    on one colour scale (0 to 1). Returns `path`."""
+    from keras_attention import visualization
+
+    visualization.plot_attention_grid(
+        [
+            (
+                r["attention"],
+                r["source_tokens"],
+                r["target_tokens"],
+                f"{text}\n-> {r['translation']}",
+            )
+            for text, r in texts_and_results
+        ],
+        path=path,
+    )
+    return path

@@ -30,7 +30,9 @@ import types
 
 import tensorflow as tf
 
-STRATEGIES = ("default", "mirrored", "multi-worker")
+from examples.common.config import STRATEGIES
+from keras_attention.checks import check_positive_int
+
 
 _multi_worker_strategy = None
 
@@ -49,10 +51,7 @@ def configure_logical_cpus(count):
         ValueError: if `count < 1`.
         RuntimeError: if TensorFlow has already initialised its devices.
     """
-    if not isinstance(count, int) or count < 1:
-        raise ValueError(
-            f"`count` must be a positive integer. Received: count={count!r}"
-        )
+    check_positive_int("count", count)
     cpu = tf.config.list_physical_devices("CPU")[0]
     tf.config.set_logical_device_configuration(
         cpu, [tf.config.LogicalDeviceConfiguration() for _ in range(count)]

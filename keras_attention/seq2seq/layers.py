@@ -1,4 +1,8 @@
-"""The alignment heads of the NMT example (`--alignment-head`).
+"""The small layers of `Seq2Seq` and its alignment heads.
+
+`make_attention` (the attention of a score's name), `DropMask` and
+`BridgeDropout` serve the encoder-decoder itself; the rest is the
+alignment heads (`alignment_head` of `Seq2Seq`).
 
 A second attention that `align` reads, beside the translation attention,
 which is left as it is (docs/alignment.md):
@@ -12,10 +16,11 @@ which is left as it is (docs/alignment.md):
   same AER: 11.7 against 11.8 %, benchmarks/results/2026-12-01-alignment.md.)
 - `lexical`, unsupervised: `LexicalAlignment` below.
 
-`make_layers` builds a head's layers (named as the weights files know
-them), `outputs` wires them into the functional models of `model.Seq2Seq`.
+`make_head_layers` builds a head's layers (named as the weights files know
+them), `head_outputs` wires them into the functional graph of `Seq2Seq`.
 
-The lexical head is a neural IBM Model 1 on top of the decoder: at step `t` an attention
+The lexical head is a neural IBM Model 1 on top of the decoder: at step `t`
+an attention
 `a_t = softmax_i(score(s_t, h_i))` over the source, queried by the decoder
 state `s_t` as the translation attention is, and a lexical table
 `p(y | x_i) = softmax(W e(x_i) + b)` from each source token's embedding
@@ -38,14 +43,91 @@ which knows the target word, as an alignment should, and needs no
 reference links.
 """
 
+from typing import Any
+from typing import Optional
+from keras_attention.typing import Shape
+from keras_attention.typing import Tensor
+
 import keras
 from keras import ops
 
-import keras_attention
+from keras_attention.layers import AdditiveAttention
+from keras_attention.layers import DotAttention
+from keras_attention.layers import (
+    LocationSensitiveAttention,
+)
+from keras_attention.layers import BahdanauMonotonicAttention
+from keras_attention.layers import MultiplicativeAttention
+
+
+def make_attention(score: str, units: int) -> Any:
+    """The attention layer of `score` (`units`: additive hidden size)."""
+    if score == "dot":
+        return DotAttention(name="attention")
+    if score == "general":
+        return MultiplicativeAttention(name="attention")
+    if score == "location":
+        return LocationSensitiveAttention(units=units, name="attention")
+    if score == "monotonic":
+        # The parallel (expected) alignment serves training and decoding:
+        # without sigmoid noise in training, hard decoding would not match.
+        return BahdanauMonotonicAttention(
+            units=units, normalize=True, mode="parallel", name="attention"
+        )
+    return AdditiveAttention(units=units, name="attention")
+
 
 # Log-probability of a masked source position (finite: no NaN in the
 # gradient of a row whose positions are all masked).
 _MASKED = -1e9
+
+
+# The layers of this module keep the names they were first registered
+# under (package "nmt"), so that `.keras` files saved before load with
+# `safe_mode=True`.
+@keras.saving.register_keras_serializable(package="nmt", name="_DropMask")
+class DropMask(keras.layers.Layer):
+    """Identity that removes the Keras mask."""
+
+    def __init__(self, **kwargs: Any):
+        # No autocast: the float32 logits stay float32 under mixed precision.
+        kwargs.setdefault("autocast", False)
+        super().__init__(**kwargs)
+        self.supports_masking = True
+
+    def call(self, inputs: Tensor) -> Any:
+        # A new tensor: the input tensor object itself carries the mask.
+        return ops.copy(inputs)
+
+    def compute_mask(self, inputs: Tensor, mask: Tensor = None) -> None:
+        return None
+
+
+@keras.saving.register_keras_serializable(package="nmt")
+class BridgeDropout(keras.layers.Layer):
+    """In training, zeroes the bridge (all its states) of a random share
+    `rate` of the sentences: their decoder starts from zeros and can learn
+    about the source only through the attention. Identity in inference.
+    """
+
+    def __init__(self, rate: float, seed: Optional[int] = None, **kwargs: Any):
+        super().__init__(**kwargs)
+        self.rate = rate
+        self.seed = seed
+        self.seed_generator = keras.random.SeedGenerator(seed)
+
+    def call(self, states: Tensor, training: Optional[bool] = False) -> Any:
+        if not training:
+            return [ops.copy(s) for s in states]
+        batch = ops.shape(states[0])[0]
+        draw = keras.random.uniform((batch, 1), seed=self.seed_generator)
+        keep = ops.cast(ops.greater_equal(draw, self.rate), states[0].dtype)
+        return [s * keep for s in states]
+
+    def get_config(self) -> dict:
+        config = super().get_config()
+        config.update({"rate": self.rate, "seed": self.seed})
+        return config
 
 
 @keras.saving.register_keras_serializable(package="nmt")
@@ -72,7 +154,7 @@ class LexicalAlignment(keras.layers.Layer):
         posterior over source positions (float32, 0 at masked positions).
     """
 
-    def __init__(self, vocab_size: int, uniform: float = 0.5, **kwargs):
+    def __init__(self, vocab_size: int, uniform: float = 0.5, **kwargs: Any):
         super().__init__(**kwargs)
         if not 0.0 <= uniform <= 1.0:
             raise ValueError(
@@ -84,11 +166,22 @@ class LexicalAlignment(keras.layers.Layer):
             vocab_size, dtype="float32", name="lexical_table"
         )
 
-    def build(self, weights_shape, source_embedded_shape, predicted_shape,
-              source_mask_shape):
+    def build(
+        self,
+        weights_shape: Shape,
+        source_embedded_shape: Shape,
+        predicted_shape: Shape,
+        source_mask_shape: Shape,
+    ) -> None:
         self.table.build(source_embedded_shape)
 
-    def call(self, weights, source_embedded, predicted, source_mask):
+    def call(
+        self,
+        weights: Tensor,
+        source_embedded: Tensor,
+        predicted: Tensor,
+        source_mask: Tensor,
+    ) -> Any:
         log_table = ops.log_softmax(
             self.table(ops.cast(source_embedded, "float32")), axis=-1
         )  # (batch, S, V)
@@ -115,21 +208,26 @@ class LexicalAlignment(keras.layers.Layer):
         posterior = ops.where(mask, ops.softmax(joint, axis=-1), 0.0)
         return nll, posterior
 
-    def compute_output_spec(self, weights, source_embedded, predicted,
-                            source_mask):
+    def compute_output_spec(
+        self,
+        weights: Tensor,
+        source_embedded: Tensor,
+        predicted: Tensor,
+        source_mask: Tensor,
+    ) -> tuple:
         shape = weights.shape
         return (
             keras.KerasTensor(shape[:2], dtype="float32"),
             keras.KerasTensor(shape, dtype="float32"),
         )
 
-    def get_config(self):
+    def get_config(self) -> dict:
         config = super().get_config()
         config.update({"vocab_size": self.vocab_size, "uniform": self.uniform})
         return config
 
 
-def next_tokens(target_in, end_id):
+def next_tokens(target_in: Tensor, end_id: Any) -> Tensor:
     """The token each position of `target_in` predicts (`target_out`),
     rebuilt from `target_in` alone: the row shifted left by one, `end_id`
     after the last token of a row that lost its `[END]` with the last
@@ -148,33 +246,41 @@ def next_tokens(target_in, end_id):
     return ops.where(last, ops.cast(end_id, target_in.dtype), shifted)
 
 
-def make_layers(config) -> dict:
-    """The layers of `config.alignment_head` (a `ModelConfig`), by name."""
-    head = config.alignment_head
+def make_head_layers(head: str, units: int, target_vocab_size: int) -> dict:
+    """The layers of alignment head `head` (`"off"`, `"guided"`,
+    `"lexical"`), by name; `units` are the decoder's."""
     if head == "off":
         return {}
     layers = {
-        "alignment_attention": keras_attention.MultiplicativeAttention(
+        "alignment_attention": MultiplicativeAttention(
             name="alignment_attention"
         )
     }
     if head == "lexical":
         layers["lexical_alignment"] = LexicalAlignment(
-            config.target_vocab_size, name="lexical_alignment"
+            target_vocab_size, name="lexical_alignment"
         )
     else:
         layers["alignment_query"] = keras.layers.Dense(
-            config.decoder_units, activation="tanh", name="alignment_query"
+            units, activation="tanh", name="alignment_query"
         )
     return layers
 
 
-def outputs(layers, head, predicted, decoded, keys, source_embedded,
-            source_mask, embed):
+def head_outputs(
+    layers: Any,
+    head: str,
+    predicted: Tensor,
+    decoded: Tensor,
+    keys: Tensor,
+    source_embedded: Tensor,
+    source_mask: Tensor,
+    embed: Any,
+) -> tuple:
     """The head's `(aligned, nll)` on symbolic tensors.
 
     Args:
-        layers: `make_layers`' dict.
+        layers: `make_head_layers`' dict.
         head: `"guided"` or `"lexical"`.
         predicted: `(batch, T)` ids of the token each step predicts
             (`next_tokens`).

@@ -4,6 +4,9 @@ Registered, so that the compiled training model saves to `.keras` and loads
 back with `safe_mode=True` without `custom_objects`.
 """
 
+from typing import Any
+from keras_attention.typing import Tensor
+
 import keras
 from keras import ops
 
@@ -17,11 +20,16 @@ class MaskedLoss(keras.losses.Loss):
     `label_smoothing` (`(1 - e) onehot + e / V`).
     """
 
-    def __init__(self, label_smoothing=0.0, name="masked_loss", **kwargs):
+    def __init__(
+        self,
+        label_smoothing: float = 0.0,
+        name: str = "masked_loss",
+        **kwargs: Any,
+    ):
         super().__init__(name=name, **kwargs)
         self.label_smoothing = label_smoothing
 
-    def call(self, y_true, y_pred):
+    def call(self, y_true: Tensor, y_pred: Tensor) -> Any:
         y_true = ops.cast(y_true, "int32")
         logits = ops.cast(y_pred, "float32")
         mask = ops.cast(ops.not_equal(y_true, 0), "float32")
@@ -42,7 +50,7 @@ class MaskedLoss(keras.losses.Loss):
         # the batch) returns the token mean unchanged.
         return ops.ones_like(per_token[:, 0]) * token_mean
 
-    def get_config(self):
+    def get_config(self) -> dict:
         config = super().get_config()
         config.update({"label_smoothing": self.label_smoothing})
         return config
@@ -54,10 +62,10 @@ class MaskedMean(keras.losses.Loss):
     the lexical alignment head's negative log-likelihood), averaged over
     the non-padding targets of `y_true` (the target ids)."""
 
-    def __init__(self, name="masked_mean", **kwargs):
+    def __init__(self, name: str = "masked_mean", **kwargs: Any):
         super().__init__(name=name, **kwargs)
 
-    def call(self, y_true, y_pred):
+    def call(self, y_true: Tensor, y_pred: Tensor) -> Any:
         mask = ops.cast(ops.not_equal(ops.cast(y_true, "int32"), 0), "float32")
         per_token = ops.cast(y_pred, "float32")
         token_mean = ops.sum(per_token * mask) / ops.maximum(ops.sum(mask), 1.0)
@@ -68,7 +76,7 @@ class MaskedMean(keras.losses.Loss):
 class MaskedAccuracy(keras.metrics.Metric):
     """Share of non-padding target tokens predicted exactly (argmax)."""
 
-    def __init__(self, name="masked_accuracy", **kwargs):
+    def __init__(self, name: str = "masked_accuracy", **kwargs: Any):
         super().__init__(name=name, **kwargs)
         self.correct = self.add_variable(
             shape=(), initializer="zeros", name="correct"
@@ -77,7 +85,9 @@ class MaskedAccuracy(keras.metrics.Metric):
             shape=(), initializer="zeros", name="count"
         )
 
-    def update_state(self, y_true, y_pred, sample_weight=None):
+    def update_state(
+        self, y_true: Tensor, y_pred: Tensor, sample_weight: Any = None
+    ) -> None:
         y_true = ops.cast(y_true, "int32")
         mask = ops.not_equal(y_true, 0)
         predicted = ops.cast(ops.argmax(y_pred, axis=-1), "int32")
@@ -85,9 +95,9 @@ class MaskedAccuracy(keras.metrics.Metric):
         self.correct.assign_add(ops.sum(ops.cast(hits, "float32")))
         self.count.assign_add(ops.sum(ops.cast(mask, "float32")))
 
-    def result(self):
+    def result(self) -> Tensor:
         return self.correct / ops.maximum(self.count, 1.0)
 
-    def reset_state(self):
+    def reset_state(self) -> None:
         self.correct.assign(0.0)
         self.count.assign(0.0)

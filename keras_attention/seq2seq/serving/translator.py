@@ -1,22 +1,28 @@
-"""`TranslatorModule`: the `tf.Module` that the examples export.
+"""`TranslatorModule`: strings in, strings out, as a SavedModel.
 
-It holds the source and target processors (`examples.nmt.text` or
-`examples.g2p.text`) and one trained `model.Seq2Seq` (or an ensemble of
-them), and each of its `tf.function`s goes from a batch of raw strings to
-translations with TensorFlow ops only, through one decoder of
-`keras_attention.decoding`. `examples.nmt.export` saves it with one
+TensorFlow: a `tf.Module` for `tf.saved_model.save`. It holds a source and
+a target tokenizer (any `Tokenizer`: the examples pass tensorflow-text
+WordPiece or fixed-vocabulary processors) and one trained `Seq2Seq` (or an
+ensemble of them), and each of its `tf.function`s goes from a batch of raw
+strings to translations with TensorFlow ops only, through one decoder of
+`keras_attention.decoding`. `export.export_saved_model` saves it with one
 signature per function (see docs/nmt.md, "Serving").
 """
+
+from typing import Any
+from typing import Optional
+from keras_attention.typing import Tensor
 
 import keras
 import tensorflow as tf
 
-from examples.nmt import serving_ops
-from examples.nmt import text as text_lib
+from keras_attention.seq2seq import tokens as text_lib
+from keras_attention.seq2seq.serving import serving_ops
 from keras_attention.decoding import beam_search_decode
 from keras_attention.decoding import beam_search_nbest
 from keras_attention.decoding import ensemble_state
 from keras_attention.decoding import ensemble_step
+from keras_attention.decoding import filter_logits
 from keras_attention.decoding import greedy_decode
 from keras_attention.decoding import sample_decode
 
@@ -35,20 +41,20 @@ PREFIX_ROOM = 10
 _TEXT = tf.TensorSpec([None], tf.string, name="text")
 
 
-def _int(name):
+def _int(name: str):
     return tf.TensorSpec([], tf.int32, name=name)
 
 
-def _clamp(width):
+def _clamp(width: int):
     return tf.clip_by_value(width, 1, MAX_BEAM_WIDTH)
 
 
-def _merge_copies(x):
+def _merge_copies(x: Tensor):
     """`(batch, k, ...)` -> `(batch * k, ...)`."""
     return tf.reshape(x, tf.concat([[-1], tf.shape(x)[2:]], axis=0))
 
 
-def _split_copies(x, k):
+def _split_copies(x: Tensor, k: int):
     """`(batch * k, ...)` -> `(batch, k, ...)`."""
     return tf.reshape(x, tf.concat([[-1, k], tf.shape(x)[1:]], axis=0))
 
@@ -57,11 +63,11 @@ class TranslatorModule(tf.Module):
     """Raw strings in, translations, tokens and attention out.
 
     Args:
-        seq2seq: A trained `model.Seq2Seq`, or a sequence of them over the
+        seq2seq: A trained `Seq2Seq`, or a sequence of them over the
             same vocabularies: an ensemble, whose step averages the members'
             probabilities (`keras_attention.decoding.ensemble_step`).
-        source_processor: `text.TextProcessor` of the source side.
-        target_processor: `text.TextProcessor` of the target side.
+        source_processor: The source `Tokenizer`.
+        target_processor: The target `Tokenizer`.
         max_output_tokens: Longest translation in tokens. Defaults to
             `MAX_OUTPUT_TOKENS`.
         length_penalty: GNMT `alpha` of beam search. Defaults to
@@ -80,14 +86,14 @@ class TranslatorModule(tf.Module):
 
     def __init__(
         self,
-        seq2seq,
-        source_processor,
-        target_processor,
-        max_output_tokens=MAX_OUTPUT_TOKENS,
-        length_penalty=LENGTH_PENALTY,
-        coverage_penalty=0.0,
-        convention="default",
-        replace_unknown=False,
+        seq2seq: Any,
+        source_processor: Any,
+        target_processor: Any,
+        max_output_tokens: int = MAX_OUTPUT_TOKENS,
+        length_penalty: float = LENGTH_PENALTY,
+        coverage_penalty: float = 0.0,
+        convention: str = "default",
+        replace_unknown: bool = False,
     ):
         super().__init__(name="translator")
         members = (
@@ -114,15 +120,13 @@ class TranslatorModule(tf.Module):
         # which the signatures here do not use (and which failed for the
         # step-wise model while `AttentionRNN` could not be traced with
         # unknown lengths).
-        self.model_variables = [
-            v.value for m in members for v in m.training_model.variables
-        ]
+        self.model_variables = [v.value for m in members for v in m.variables]
         self.seed_state = [self.seed_generator.state.value]
 
     # No autograph: the decoding loop is an explicit while loop and every
     # Python `if` here is on configuration, not on tensors.
     @tf.function(input_signature=[_TEXT], autograph=False)
-    def translate(self, text):
+    def translate(self, text: Tensor) -> Any:
         """Translates a batch of strings greedily.
 
         Returns:
@@ -137,7 +141,7 @@ class TranslatorModule(tf.Module):
         return self._run(text, greedy_decode)
 
     @tf.function(input_signature=[_TEXT, _int("beam_width")], autograph=False)
-    def translate_beam(self, text, beam_width):
+    def translate_beam(self, text: Tensor, beam_width: int) -> Any:
         """Translates a batch of strings with beam search.
 
         `beam_width` is clamped to `[1, MAX_BEAM_WIDTH]`; width 1 gives the
@@ -154,7 +158,7 @@ class TranslatorModule(tf.Module):
         return self._run(text, self._beam_decoder(_clamp(beam_width)))
 
     @tf.function(input_signature=[_TEXT, _int("k")], autograph=False)
-    def translate_nbest(self, text, k):
+    def translate_nbest(self, text: Tensor, k: int) -> Any:
         """The `k` best translations of each string: beam search of width
         `k`, clamped to `[1, MAX_BEAM_WIDTH]`.
 
@@ -168,7 +172,7 @@ class TranslatorModule(tf.Module):
         k = _clamp(k)
         options = self._beam_options()
 
-        def decode(*inputs, **more):
+        def decode(*inputs: Any, **more: Any) -> Any:
             return beam_search_nbest(*inputs, n_best=k, **options, **more)
 
         return self._run(text, decode, copies=k)
@@ -183,7 +187,14 @@ class TranslatorModule(tf.Module):
         ],
         autograph=False,
     )
-    def translate_sample(self, text, temperature, top_k, top_p, seed):
+    def translate_sample(
+        self,
+        text: Tensor,
+        temperature: float,
+        top_k: int,
+        top_p: float,
+        seed: Optional[int],
+    ) -> Any:
         """Draws one translation of each string.
 
         Every next token is drawn from the model's distribution with the
@@ -205,17 +216,18 @@ class TranslatorModule(tf.Module):
         # variable as written.
         state.assign(tf.where(seed >= 0, seeded, state.value))
 
-        def decode(step, *inputs, **more):
-            def filtered(tokens, state):
+        def decode(step: Any, *inputs: Any, **more: Any) -> Any:
+            def filtered(tokens: Tensor, state: Any) -> Any:
                 log_probs, state, attention = step(tokens, state)
-                logits = serving_ops.sampling_logits(
-                    log_probs, temperature, top_k, top_p
-                )
+                logits = filter_logits(log_probs, temperature, top_k, top_p)
                 return logits, state, attention
 
             return sample_decode(
-                filtered, *inputs, seed=self.seed_generator,
-                from_logits=True, **more,
+                filtered,
+                *inputs,
+                seed=self.seed_generator,
+                from_logits=True,
+                **more,
             )
 
         return self._run(text, decode)
@@ -228,7 +240,9 @@ class TranslatorModule(tf.Module):
         ],
         autograph=False,
     )
-    def translate_complete(self, text, prefix, beam_width):
+    def translate_complete(
+        self, text: Tensor, prefix: Tensor, beam_width: int
+    ) -> Any:
         """Translations that start with a given target prefix.
 
         `prefix[b]` is a raw target string, tokenized by the target
@@ -255,7 +269,8 @@ class TranslatorModule(tf.Module):
             axis=1,
         )
         return self._run(
-            text, self._beam_decoder(_clamp(beam_width)),
+            text,
+            self._beam_decoder(_clamp(beam_width)),
             prefix=(ids, lengths),
         )
 
@@ -268,10 +283,10 @@ class TranslatorModule(tf.Module):
             "convention": self.convention,
         }
 
-    def _beam_decoder(self, width):
+    def _beam_decoder(self, width: int):
         options = self._beam_options()
 
-        def decode(*inputs, **more):
+        def decode(*inputs: Any, **more: Any) -> Any:
             return beam_search_decode(
                 *inputs, beam_width=width, **options, **more
             )
@@ -283,11 +298,17 @@ class TranslatorModule(tf.Module):
             return self.seq2seq.step
         return ensemble_step([m.step for m in self.members])
 
-    def _encode(self, source_dense):
+    def _encode(self, source_dense: Tensor):
         states = [m.encode(source_dense) for m in self.members]
         return states[0] if len(states) == 1 else ensemble_state(*states)
 
-    def _run(self, text, decode, copies=None, prefix=None):
+    def _run(
+        self,
+        text: Tensor,
+        decode: Any,
+        copies: int = None,
+        prefix: Tensor = None,
+    ):
         """The body of every signature: tokenize, encode, `decode(step_fn,
         start, state, end, max_length, **prefix)`, format the outputs.
 
@@ -317,15 +338,24 @@ class TranslatorModule(tf.Module):
             options = {"prefix": ids, "prefix_lengths": lengths}
         max_length = tf.minimum(limit, self.max_output_tokens)
         decoded = decode(
-            self._step(), start, state, text_lib.END_ID, max_length,
+            self._step(),
+            start,
+            state,
+            text_lib.END_ID,
+            max_length,
             **options,
         )
         decoded = {k: v[:num_texts] for k, v in decoded.items()}
         if copies is not None:
             decoded = {k: _merge_copies(v) for k, v in decoded.items()}
         outputs = serving_ops.format_outputs(
-            decoded, text, source_ids[:num_texts], self.source_processor,
-            self.target_processor, copies, self.replace_unknown,
+            decoded,
+            text,
+            source_ids[:num_texts],
+            self.source_processor,
+            self.target_processor,
+            copies,
+            self.replace_unknown,
         )
         if copies is not None:
             outputs = {

@@ -18,10 +18,13 @@ update: for a sparse gradient Keras squares each slice before it sums the
 slices of a repeated row, which the dense kernel cannot reproduce.
 """
 
+from typing import Any
+from keras_attention.typing import Tensor
+
 import keras
-import tensorflow as tf
 
 
+# Registered under its first package name, so that saved models load.
 @keras.saving.register_keras_serializable(package="examples.nmt")
 class FusedAdam(keras.optimizers.Adam):
     """`keras.optimizers.Adam` whose update is TensorFlow's fused kernel.
@@ -29,12 +32,14 @@ class FusedAdam(keras.optimizers.Adam):
     Same arguments, slots, results and checkpoints as Keras' Adam.
     """
 
-    def update_step(self, gradient, variable, learning_rate):
-        if (
-            self.amsgrad
-            or keras.backend.backend() != "tensorflow"
-            or isinstance(gradient, tf.IndexedSlices)
-        ):
+    def update_step(
+        self, gradient: Tensor, variable: Tensor, learning_rate: float
+    ) -> Any:
+        if self.amsgrad or keras.backend.backend() != "tensorflow":
+            return super().update_step(gradient, variable, learning_rate)
+        import tensorflow as tf
+
+        if isinstance(gradient, tf.IndexedSlices):
             return super().update_step(gradient, variable, learning_rate)
         dtype = variable.dtype
         step = tf.cast(self.iterations + 1, dtype)

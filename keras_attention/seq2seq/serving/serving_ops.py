@@ -2,10 +2,6 @@
 
 - `format_outputs`: a decoder's dict to the signature outputs (strings,
   attention cut to the sentence lengths).
-- `sampling_logits`: temperature, top-k and top-p filtering with the
-  settings as tensors (signature inputs), where
-  `keras_attention.decoding.filter_logits` takes Python values fixed when
-  the graph is traced.
 - `source_words`: the source word of every source token position (the
   whole pre-tokenized word a WordPiece belongs to), the strings that
   unknown-word replacement copies.
@@ -14,59 +10,30 @@
   the target token strings and in the detokenized translation.
 """
 
+from typing import Any
+from keras_attention.typing import Tensor
+
 import tensorflow as tf
 
-from examples.nmt import text as text_lib
-from keras_attention.decoding import NEG_INF
+from keras_attention.seq2seq import tokens as text_lib
 from keras_attention.decoding import unknown_source_positions
 
 
-def sampling_logits(log_probs, temperature, top_k, top_p):
-    """Filtered logits `(rows, vocab)` to draw the next token from.
-
-    Args:
-        log_probs: float32 `(rows, vocab)`, the model's log-probabilities.
-        temperature: float32 scalar; the logits are divided by it. `<= 0`
-            keeps only the most probable token (greedy decoding).
-        top_k: int32 scalar; `<= 0` is no limit, else only the `top_k`
-            largest logits survive.
-        top_p: float32 scalar; only the nucleus (the fewest most probable
-            tokens whose probability reaches `top_p`) survives; `>= 1` is no
-            limit.
-    """
-    vocab = tf.shape(log_probs)[1]
-    greedy = temperature <= 0.0
-    logits = log_probs / tf.where(greedy, 1.0, temperature)
-    descending = tf.sort(logits, axis=-1, direction="DESCENDING")
-    k = tf.where(
-        greedy, 1, tf.where(top_k <= 0, vocab, tf.minimum(top_k, vocab))
-    )
-    kth = descending[:, k - 1 : k]
-    logits = tf.where(logits >= kth, logits, NEG_INF)
-    # The nucleus, among the top-k (sorted: a prefix of `descending`).
-    ranks = tf.range(vocab)[None, :]
-    descending = tf.where(ranks < k, descending, NEG_INF)
-    probs = tf.nn.softmax(descending, axis=-1)
-    before = tf.cumsum(probs, axis=-1, exclusive=True)
-    # The first token always belongs to the nucleus.
-    in_nucleus = tf.logical_or(before < top_p, ranks == 0)
-    cutoff = tf.reduce_min(
-        tf.where(in_nucleus, descending, -NEG_INF), axis=-1, keepdims=True
-    )
-    keep = tf.logical_or(top_p >= 1.0, logits >= cutoff)
-    return tf.where(keep, logits, NEG_INF)
-
-
-def strip_after_end(tokens):
+def strip_after_end(tokens: Tensor) -> Any:
     """Mask `(batch, L)`: True before the first `[END]`."""
     is_end = tf.cast(tf.equal(tokens, text_lib.END_ID), tf.int32)
     return tf.equal(tf.cumsum(is_end, axis=1), 0)
 
 
 def format_outputs(
-    decoded, text, source_ids, source_processor, target_processor, copies,
-    replace_unknown_words,
-):
+    decoded: Tensor,
+    text: Tensor,
+    source_ids: Tensor,
+    source_processor: Any,
+    target_processor: Any,
+    copies: int,
+    replace_unknown_words: Any,
+) -> Any:
     """The signature outputs of a decoder's rows.
 
     Args:
@@ -89,12 +56,8 @@ def format_outputs(
     keep = keep[:, :max_len]
     attention = tf.cast(decoded["attention"][:, :max_len], tf.float32)
     attention = tf.where(keep[:, :, None], attention, 0.0)
-    target_strings = tf.where(
-        keep, target_processor.token_strings(tokens), ""
-    )
-    source_strings = source_processor.token_strings(
-        source_ids
-    ).to_tensor("")
+    target_strings = tf.where(keep, target_processor.token_strings(tokens), "")
+    source_strings = source_processor.token_strings(source_ids).to_tensor("")
     attention = attention[:, :, : tf.shape(source_strings)[1]]
     outputs = {
         "translation": target_processor.detokenize(tokens),
@@ -115,7 +78,7 @@ def format_outputs(
     return outputs
 
 
-def source_words(processor, text, source_ids):
+def source_words(processor: Any, text: Tensor, source_ids: Tensor) -> Any:
     """The word of every source position, `(batch, S)` strings.
 
     Args:
@@ -139,7 +102,8 @@ def source_words(processor, text, source_ids):
     # source are.
     tokens = tf.where(
         tf.logical_and(reserved, tf.not_equal(tokens, text_lib.UNK)),
-        "", tokens,
+        "",
+        tokens,
     )
     if not hasattr(processor, "tokenize_words"):
         return tokens
@@ -160,17 +124,21 @@ def source_words(processor, text, source_ids):
     return tf.where(tf.equal(per_piece, ""), tokens, per_piece)
 
 
-def _fill_unknown(translation, words):
+def _fill_unknown(translation: Tensor, words: Tensor):
     """Replaces the `[UNK]`s of each translation, in order, by `words`
     (ragged `(rows, (unknowns))`); missing words leave `[UNK]`."""
     pieces = tf.strings.split(translation, sep=text_lib.UNK)
     rows = pieces.value_rowids()
     index = tf.ragged.range(pieces.row_lengths()).flat_values
-    width = tf.maximum(tf.reduce_max(tf.concat(
-        [pieces.row_lengths(), words.row_lengths(), [1]], axis=0
-    )), 1)
-    dense = words.to_tensor(text_lib.UNK, shape=tf.stack([words.nrows(),
-                                                           width]))
+    width = tf.maximum(
+        tf.reduce_max(
+            tf.concat([pieces.row_lengths(), words.row_lengths(), [1]], axis=0)
+        ),
+        1,
+    )
+    dense = words.to_tensor(
+        text_lib.UNK, shape=tf.stack([words.nrows(), width])
+    )
     before = tf.gather_nd(
         dense, tf.stack([rows, tf.maximum(index - 1, 0)], axis=1)
     )
@@ -181,7 +149,9 @@ def _fill_unknown(translation, words):
     return tf.strings.reduce_join(joined, axis=1)
 
 
-def replace_unknown(outputs, tokens, attention, words):
+def replace_unknown(
+    outputs: Tensor, tokens: Tensor, attention: Tensor, words: Tensor
+) -> Any:
     """Unknown-word replacement in a dict of translator outputs.
 
     Args:
@@ -206,9 +176,7 @@ def replace_unknown(outputs, tokens, attention, words):
     unknown = positions >= 0
     known = tf.logical_and(unknown, tf.not_equal(copied, ""))
     outputs = dict(outputs)
-    outputs["target_tokens"] = tf.where(
-        known, copied, outputs["target_tokens"]
-    )
+    outputs["target_tokens"] = tf.where(known, copied, outputs["target_tokens"])
     # Every `[UNK]` of the translation, in order: its word or `[UNK]`.
     fills = tf.where(known, copied, text_lib.UNK)
     outputs["translation"] = _fill_unknown(

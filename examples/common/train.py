@@ -1,0 +1,189 @@
+"""Training of both examples: a `Seq2Seq` fitted into a run directory.
+
+`start` comes before any TensorFlow op (the `tf.distribute` strategy, the
+worker's run directory, the seeds); `fit` builds the model of a
+`ModelConfig` under the strategy and the dtype policy of the
+`TrainConfig`, compiles it (`keras_attention.seq2seq.training`), feeds it
+the `tf.data` batches of `keras_attention.seq2seq.dataset` and writes the
+run directory (`keras_attention.seq2seq.run_dir`): a killed run started
+again with the same command resumes from its last finished epoch.
+"""
+
+import dataclasses
+import json
+import math
+import os
+
+import keras
+
+from examples.common import acceleration
+from examples.common import distribute
+from keras_attention.seq2seq import Seq2Seq
+from keras_attention.seq2seq import dataset as dataset_lib
+from keras_attention.seq2seq import run_dir as run_lib
+from keras_attention.seq2seq import training
+from keras_attention.seq2seq.tokens import punctuation_ids
+
+
+def start(run_dir, train_config):
+    """What comes before any TensorFlow op of a run: `(strategy, run_dir)`.
+
+    Creates the `tf.distribute` strategy (MultiWorkerMirroredStrategy must
+    exist before any TF op runs), the worker's run directory (workers other
+    than the chief write to their own sub-directory) and seeds.
+    """
+    strategy = distribute.get_strategy(train_config.strategy)
+    run_dir = distribute.worker_dir(run_dir, strategy)
+    os.makedirs(run_dir, exist_ok=True)
+    keras.utils.set_random_seed(train_config.seed)
+    return strategy, run_dir
+
+
+def with_vocabularies(model_config, source, target, source_vocab):
+    """`model_config` with the vocabulary sizes of the `source` and
+    `target` tokenizers and, when `attend_source_punctuation` is off, the
+    punctuation ids of `source_vocab` (the source tokens) as
+    `unattended_source_ids`."""
+    unattended = ()
+    if not model_config.attend_source_punctuation:
+        unattended = tuple(punctuation_ids(source_vocab))
+    return dataclasses.replace(
+        model_config,
+        source_vocab_size=source.vocab_size,
+        target_vocab_size=target.vocab_size,
+        unattended_source_ids=unattended,
+    )
+
+
+def check_alignment_head(model_config, train_config):
+    """A `ValueError` for a guided alignment head without reference links,
+    or the unsupervised lexical head with them."""
+    head = model_config.alignment_head
+    guided = train_config.guided_alignment
+    if head == "guided" and not guided:
+        raise ValueError(
+            "The guided alignment head learns from reference links only: "
+            "`alignment_head='guided'` needs `guided_alignment` (a Pharaoh "
+            f"file). Received: guided_alignment={guided!r}"
+        )
+    if head == "lexical" and guided:
+        raise ValueError(
+            "The lexical alignment head is unsupervised: with reference "
+            "links use `alignment_head='guided'` (or 'off'). Received: "
+            f"alignment_head='lexical', guided_alignment={guided!r}"
+        )
+
+
+def compile_model(seq2seq, train_config, total_steps):
+    """Compiles `seq2seq` as a `TrainConfig` says, over `total_steps`
+    steps (`keras_attention.seq2seq.training.compile_seq2seq`)."""
+    guided = train_config.guided_alignment
+    training.compile_seq2seq(
+        seq2seq, train_config.learning_rate, train_config.warmup_steps,
+        total_steps,
+        label_smoothing=train_config.label_smoothing,
+        guided_alignment_type=(
+            train_config.guided_alignment_type if guided else None
+        ),
+        guided_alignment_weight=train_config.guided_alignment_weight,
+        jit_compile=acceleration.jit_compile_setting(train_config.jit_compile),
+    )
+
+
+def fit(
+    strategy,
+    run_dir,
+    splits,
+    source,
+    target,
+    model_config,
+    train_config,
+    log=print,
+    links=None,
+):
+    """`Seq2Seq.fit` on prepared splits, into `run_dir`.
+
+    Args:
+        strategy: The `tf.distribute` strategy of `start`.
+        run_dir: The run directory (of `start`).
+        splits: Dict of splits (objects with `pairs`); `"train"` and
+            `"validation"` used.
+        source: Source tokenizer (`tokenize(strings)` -> ragged ids).
+        target: Target tokenizer.
+        model_config: `ModelConfig` with the vocabulary sizes set.
+        train_config: `TrainConfig`.
+        log: Printing function.
+        links: With guided alignment, a dict from `"train"` and
+            `"validation"` to the token links of each pair.
+
+    Returns:
+        `(seq2seq, history dict)`; the run directory holds the checkpoints,
+        the final weights and `history.json`. The model's layers compute
+        under the run's dtype policy (`TrainConfig.mixed_precision`); the
+        global policy is left as it was.
+    """
+    check_alignment_head(model_config, train_config)
+    guided = train_config.guided_alignment
+    if bool(guided) != (links is not None):
+        raise ValueError(
+            "`links` must be given exactly when `guided_alignment` is set "
+            f"(`train` reads them). Received: guided_alignment={guided!r}, "
+            f"links {'given' if links is not None else 'not given'}"
+        )
+    steps_per_epoch = train_config.steps_per_epoch or max(
+        math.ceil(len(splits["train"].pairs) / train_config.batch_size), 1
+    )
+    policy = acceleration.mixed_precision_policy(train_config.mixed_precision)
+    # The policy applies to this model's layers only (see `acceleration`).
+    with strategy.scope(), acceleration.dtype_policy(policy):
+        seq2seq = build_model(model_config)
+        compile_model(
+            seq2seq, train_config, steps_per_epoch * train_config.epochs
+        )
+    # Under XLA (Keras' "auto" resolved: off where a layer cannot compile,
+    # e.g. a cuDNN LSTM) every new batch shape compiles the train step
+    # anew: batches padded to their bucket's width.
+    fixed_shapes = bool(seq2seq.jit_compile)
+    options = {
+        "fixed_shapes": fixed_shapes,
+        "lexical": model_config.alignment_head == "lexical",
+    }
+    train_ds = dataset_lib.make_dataset(
+        splits["train"], source, target, train_config.batch_size,
+        shuffle=True, bucket_boundaries=train_config.bucket_boundaries,
+        seed=train_config.seed, repeat=True,
+        links=None if links is None else links["train"], **options,
+    )
+    validation = splits["validation"] if len(splits["validation"].pairs) else None
+    val_ds = None
+    if validation is not None:
+        val_ds = dataset_lib.make_dataset(
+            validation, source, target, train_config.batch_size,
+            links=None if links is None else links["validation"],
+            bucket_boundaries=(
+                train_config.bucket_boundaries if fixed_shapes else None
+            ),
+            **options,
+        )
+    # keras-team/keras#20585 (no-op unless the strategy spans 2+ workers).
+    distribute.apply_multi_worker_fit_workaround(seq2seq, strategy)
+    record = training.fit(
+        seq2seq, run_dir, train_ds, val_ds, train_config.epochs,
+        steps_per_epoch, patience=train_config.patience,
+        verbose=train_config.verbose, log=log,
+    )
+    record["dtype_policy"] = policy or "float32"
+    record["jit_compile"] = fixed_shapes
+    with open(run_lib.run_path(run_dir, run_lib.HISTORY), "w") as f:
+        json.dump(record, f, indent=2)
+    log(
+        f"trained {len(record['loss'])} epochs in "
+        f"{record['train_seconds']:.0f} s ({record['dtype_policy']}, XLA "
+        f"{'on' if fixed_shapes else 'off'}) -> {run_dir}"
+    )
+    return seq2seq, record
+
+
+def build_model(model_config):
+    """The `Seq2Seq` of a `ModelConfig` (vocabulary sizes set)."""
+    return Seq2Seq(**model_config.model_arguments())

@@ -1,0 +1,194 @@
+"""The `tf.data` pipeline that feeds `Seq2Seq.fit` (TensorFlow).
+
+`make_dataset` turns sentence pairs into batches of `({"source_ids",
+"target_in"}, {"logits": target_out, ...})`, tokenized by the caller's
+tokenizers (`serving.Tokenizer`), bucketed by length, optionally with the
+reference links of guided alignment.
+"""
+
+from typing import Any
+from typing import List
+from typing import Optional
+from typing import Sequence
+from keras_attention.typing import Tensor
+
+import numpy as np
+import tensorflow as tf
+
+
+def _flat_links(links: Any):
+    """Ragged token links as a flat `(N, 2)` `[row, column]` array and row
+    splits (`links[i]` is `flat[splits[i]:splits[i + 1]]`)."""
+    splits = np.zeros(len(links) + 1, dtype=np.int64)
+    splits[1:] = np.cumsum([len(x) for x in links])
+    flat = np.zeros((int(splits[-1]), 2), dtype=np.int32)
+    k = 0
+    for pair_links in links:
+        for column, row in sorted(pair_links):
+            flat[k] = (row, column)
+            k += 1
+    return flat, splits
+
+
+def padded_widths(
+    bucket_boundaries: Optional[Sequence[int]], max_tokens: int
+) -> List[int]:
+    """The padded lengths of `make_dataset(fixed_shapes=True)`: the longest
+    sentence of each length bucket (`boundary - 1`, for the boundaries
+    below `max_tokens`), then `max_tokens`, the longest any sentence is."""
+    widths = {b - 1 for b in bucket_boundaries or () if 1 < b <= max_tokens}
+    return sorted(widths | {max_tokens})
+
+
+def _pad_columns(ids: Tensor, width: int):
+    return tf.pad(ids, [[0, 0], [0, width - tf.shape(ids)[1]]])
+
+
+def make_dataset(
+    corpus: Any,
+    source_processor: Any,
+    target_processor: Any,
+    batch_size: int,
+    shuffle: bool = False,
+    bucket_boundaries: Optional[Sequence[int]] = None,
+    seed: Optional[int] = 0,
+    repeat: bool = False,
+    links: Any = None,
+    fixed_shapes: bool = False,
+    lexical: bool = False,
+) -> Any:
+    """`tf.data` pipeline of `({"source_ids", "target_in"}, target_out)`.
+
+    Tokenizes in batches of 1024 with the tensorflow-text ops, then either
+    buckets by length (`bucket_boundaries`, so a batch holds sentences of
+    similar length and little padding) or pads each batch to its longest
+    sentence; prefetches.
+
+    The targets are `target_out` (`Seq2Seq` reads a tensor as the
+    `"logits"` target), or a dict over its outputs: with `links` (one set
+    of `(source column, target row)` token links per pair), `{"logits":
+    target_out, "alignment": reference}`, the dense `(T, S)`
+    reference of each pair (1 at each link), padded with -1
+    (`keras_attention.alignment.GuidedAlignmentLoss`).
+
+    With `lexical` (the lexical alignment head), `"lexical": target_out`
+    is in the dict (the head's loss masks by the same ids).
+
+    With `fixed_shapes`, every batch is padded to the longest length its
+    bucket can hold (`padded_widths`), not to its own longest sentence:
+    the batches then come in one shape per bucket (two where the last
+    batch of a bucket is short), so that an XLA-compiled train step
+    (`--jit-compile`) compiles a handful of times instead of once per new
+    batch shape.
+
+    Args:
+        corpus: An object with `pairs`, a list of `(source, target)`
+            strings.
+        source_processor: The source tokenizer (`tokenize(strings)`:
+            ragged ids with `[END]`; `max_tokens`).
+        target_processor: The target tokenizer (ids with `[START]` and
+            `[END]`).
+        batch_size: Pairs per batch.
+    """
+    sources = [s for s, _ in corpus.pairs]
+    targets = [t for _, t in corpus.pairs]
+    ds = tf.data.Dataset.from_tensor_slices(
+        (
+            tf.constant(sources, tf.string),
+            tf.constant(targets, tf.string),
+            tf.range(len(sources), dtype=tf.int64),
+        )
+    )
+    if shuffle:
+        ds = ds.shuffle(len(sources), seed=seed, reshuffle_each_iteration=True)
+    if repeat:
+        ds = ds.repeat()
+
+    def tokenize(s: Tensor, t: Tensor, index: Any) -> Any:
+        s, t = source_processor.tokenize(s), target_processor.tokenize(t)
+        return (
+            s.to_tensor(),
+            s.row_lengths(),
+            t.to_tensor(),
+            t.row_lengths(),
+            index,
+        )
+
+    ds = ds.batch(1024).map(
+        tokenize, num_parallel_calls=tf.data.AUTOTUNE, deterministic=True
+    )
+    # Back to one unpadded example per element.
+    ds = ds.unbatch().map(lambda s, ns, t, nt, i: (s[:ns], t[:nt], i))
+    if links is None:
+        ds = ds.map(lambda s, t, i: (s, t))
+        padding = None
+    else:
+        flat, splits = _flat_links(links)
+        flat, splits = tf.constant(flat), tf.constant(splits)
+
+        def reference(s: Tensor, t: Tensor, i: Any) -> Any:
+            pair = flat[splits[i] : splits[i + 1]]
+            shape = tf.stack([tf.shape(t)[0] - 1, tf.shape(s)[0]])
+            matrix = tf.scatter_nd(
+                pair, tf.ones([tf.shape(pair)[0]], tf.float32), shape
+            )
+            return s, t, tf.minimum(matrix, 1.0)
+
+        ds = ds.map(reference, num_parallel_calls=tf.data.AUTOTUNE)
+        zero = tf.constant(0, tf.int64)
+        padding = (zero, zero, tf.constant(-1.0, tf.float32))
+    if bucket_boundaries:
+        ds = ds.bucket_by_sequence_length(
+            lambda s, t, *_: tf.maximum(tf.shape(s)[0], tf.shape(t)[0]),
+            bucket_boundaries=list(bucket_boundaries),
+            bucket_batch_sizes=[batch_size] * (len(bucket_boundaries) + 1),
+            padding_values=padding,
+        )
+    else:
+        ds = ds.padded_batch(batch_size, padding_values=padding)
+
+    def pad_to_width(source: Tensor, target: Any, *reference: Any) -> Any:
+        # One bucket's sentences are all shorter than its boundary: the
+        # first width that holds the batch's longest is the bucket's.
+        longest = tf.maximum(tf.shape(source)[1], tf.shape(target)[1])
+        width = widths[tf.searchsorted(widths, [longest])[0]]
+        source = _pad_columns(source, width)
+        target = _pad_columns(target, width)
+        if not reference:
+            return source, target
+        matrix = reference[0]
+        matrix = tf.pad(
+            matrix,
+            [
+                [0, 0],
+                [0, width - 1 - tf.shape(matrix)[1]],
+                [0, width - tf.shape(matrix)[2]],
+            ],
+            constant_values=-1.0,
+        )
+        return source, target, matrix
+
+    if fixed_shapes:
+        widths = tf.constant(
+            padded_widths(
+                bucket_boundaries,
+                max(source_processor.max_tokens, target_processor.max_tokens),
+            ),
+            tf.int32,
+        )
+        ds = ds.map(pad_to_width)
+
+    def to_inputs(source: Tensor, target: Any, *reference: Any) -> Any:
+        source = tf.cast(source, tf.int32)
+        target = tf.cast(target, tf.int32)
+        inputs = {"source_ids": source, "target_in": target[:, :-1]}
+        if not (lexical or reference):
+            return inputs, target[:, 1:]
+        targets = {"logits": target[:, 1:]}
+        if lexical:
+            targets["lexical"] = target[:, 1:]
+        if reference:
+            targets["alignment"] = reference[0]
+        return inputs, targets
+
+    return ds.map(to_inputs).prefetch(tf.data.AUTOTUNE)

@@ -1,0 +1,160 @@
+"""Saving and loading the string-to-string SavedModel of a `Seq2Seq`.
+
+TensorFlow: `tf.saved_model`. `export_saved_model` saves a
+`TranslatorModule` with these signatures (see docs/nmt.md, "Serving"):
+
+- `serving_default`, `greedy` (`text`): greedy decoding;
+- `beam` (`text`, `beam_width`): beam search;
+- `nbest` (`text`, `k`): the `k` best hypotheses of each sentence;
+- `sample` (`text`, `temperature`, `top_k`, `top_p`, `seed`): sampling;
+- `complete` (`text`, `prefix`, `beam_width`): translations that start
+  with a given target prefix.
+
+The SavedModel loads in a fresh process with only TensorFlow imported (and
+`tensorflow_text` where the tokenizers use its ops):
+
+    import tensorflow as tf
+    import tensorflow_text  # noqa: F401, registers the ops
+    translator = tf.saved_model.load("runs/demo/export")
+    out = translator.signatures["serving_default"](
+        tf.constant(["vendredi 20 octobre 1933"]))
+    out["translation"]  # [b"Friday, October 20, 1933"]
+"""
+
+from typing import Any
+from typing import List
+from typing import Sequence
+from typing import Union
+from keras_attention.typing import Tensor
+
+import importlib.util
+import os
+
+import tensorflow as tf
+
+from keras_attention.seq2seq.run_dir import EXPORT
+
+# The signatures of `export_saved_model`: name -> module function.
+SIGNATURES = {
+    "serving_default": "translate",
+    "greedy": "translate",
+    "beam": "translate_beam",
+    "nbest": "translate_nbest",
+    "sample": "translate_sample",
+    "complete": "translate_complete",
+}
+
+
+def export_saved_model(module: Any, path: str) -> str:
+    """Saves `module` with the signatures of `SIGNATURES`."""
+    tf.saved_model.save(
+        module,
+        path,
+        signatures={
+            name: getattr(module, fn) for name, fn in SIGNATURES.items()
+        },
+    )
+    return path
+
+
+def load_signature(path: str, name: str) -> Any:
+    """The signature `name` of the SavedModel at `path`.
+
+    Raises:
+        ValueError: if the SavedModel has no such signature (it was
+            exported by an older version).
+    """
+    if importlib.util.find_spec("tensorflow_text") is not None:
+        import tensorflow_text  # noqa: F401, registers its ops
+
+    signatures = tf.saved_model.load(path).signatures
+    if name not in signatures:
+        raise ValueError(
+            f"The SavedModel at {path!r} has no `{name}` signature (it was "
+            "not written by `export_saved_model`): export the run again. "
+            f"Received: signatures={sorted(signatures)}"
+        )
+    return signatures[name]
+
+
+def load_saved_model(path: str, beam_width: int = None) -> Any:
+    """Loads an exported translator.
+
+    Args:
+        path: The SavedModel directory.
+        beam_width: `None` or `0`: greedy decoding (the `serving_default`
+            signature); a positive integer: the `beam` signature with this
+            width.
+
+    Returns:
+        A function `text (batch,) string tensor -> dict of outputs`.
+    """
+    if beam_width is not None and (
+        isinstance(beam_width, bool)
+        or not isinstance(beam_width, int)
+        or beam_width < 0
+    ):
+        raise ValueError(
+            "`beam_width` must be None or a non-negative integer (0: greedy). "
+            f"Received: beam_width={beam_width!r}"
+        )
+    if not beam_width:
+        return load_signature(path, "serving_default")
+    beam = load_signature(path, "beam")
+    width = tf.constant(beam_width, tf.int32)
+
+    def translate_fn(text: Tensor) -> Any:
+        return beam(text=text, beam_width=width)
+
+    return translate_fn
+
+
+def resolve_saved_model(path: str) -> str:
+    """The SavedModel directory `path`, or `path/export` for a run directory.
+
+    Raises:
+        ValueError: if neither holds a SavedModel.
+    """
+    if os.path.exists(os.path.join(path, "saved_model.pb")):
+        return path
+    candidate = os.path.join(path, EXPORT)
+    if os.path.exists(os.path.join(candidate, "saved_model.pb")):
+        return candidate
+    raise ValueError(
+        f"No SavedModel at {path!r} or {candidate!r}: run the export "
+        f"sub-command first. Received: path={path!r}"
+    )
+
+
+def _token_str(token: Union[bytes, str]):
+    return token.decode("utf-8") if isinstance(token, bytes) else str(token)
+
+
+def translate_all(
+    translate_fn: Any, sources: Sequence[str], batch_size: int = 256
+) -> List[dict]:
+    """Runs a `serving_default`-like function over a list of strings.
+
+    Returns:
+        A list of dicts (one per sentence) of numpy values: `translation`
+        (str), `source_tokens`, `target_tokens` (lists of str, unpadded)
+        and `attention` `(T, S)`.
+    """
+    results = []
+    for i in range(0, len(sources), batch_size):
+        out = translate_fn(tf.constant(sources[i : i + batch_size]))
+        out = {k: v.numpy() for k, v in out.items()}
+        for j in range(len(out["translation"])):
+            src = [_token_str(t) for t in out["source_tokens"][j]]
+            src = [t for t in src if t]
+            length = int(out["target_lengths"][j])
+            tgt = [_token_str(t) for t in out["target_tokens"][j][:length]]
+            results.append(
+                {
+                    "translation": _token_str(out["translation"][j]),
+                    "source_tokens": src,
+                    "target_tokens": tgt,
+                    "attention": out["attention"][j][:length, : len(src)],
+                }
+            )
+    return results
