@@ -74,6 +74,13 @@ def cmd_evaluate(args):
     )
 
 
+def cmd_serve(args):
+    from examples.g2p import serve
+
+    serve.serve(args.model, args.port)
+    return 0
+
+
 def cmd_demo(args):
     from examples.g2p import demo
 
@@ -150,6 +157,19 @@ def build_parser():
     )
     nmt_cli.add_config_arguments(p, DEMO_SETTINGS, config_lib.SECTIONS)
     p.set_defaults(func=cmd_demo)
+
+    p = sub.add_parser(
+        "serve", help="a web page on 127.0.0.1: pronunciations, attention "
+        "heatmap, letter-phone links",
+    )
+    p.add_argument(
+        "--model", required=True, help="SavedModel directory or run directory"
+    )
+    p.add_argument(
+        "--port", type=int, default=8000,
+        help="port on 127.0.0.1 (default %(default)s; 0: any free port)",
+    )
+    p.set_defaults(func=cmd_serve)
     return parser
 
 

@@ -163,6 +163,13 @@ def report_metrics(args, metrics, format_metrics, strip_results):
     return 0
 
 
+def cmd_serve(args):
+    from examples.nmt import serve
+
+    serve.serve(args.model, args.port)
+    return 0
+
+
 def cmd_demo(args):
     from examples.nmt import demo
 
@@ -368,7 +375,24 @@ def build_parser():
     add_config_arguments(p, config_lib.DEMO_SETTINGS)
     p.set_defaults(func=cmd_demo)
     add_alignment_commands(sub)
+    add_serve_command(sub)
     return parser
+
+
+def add_serve_command(sub):
+    """`serve`: the local web page of a run or SavedModel."""
+    p = sub.add_parser(
+        "serve", help="a web page on 127.0.0.1: translations, attention "
+        "heatmap, word links",
+    )
+    p.add_argument(
+        "--model", required=True, help="SavedModel directory or run directory"
+    )
+    p.add_argument(
+        "--port", type=int, default=8000,
+        help="port on 127.0.0.1 (default %(default)s; 0: any free port)",
+    )
+    p.set_defaults(func=cmd_serve)
 
 
 def main(argv=None):

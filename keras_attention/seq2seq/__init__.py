@@ -1,0 +1,5 @@
+"""Sequence-to-sequence tasks built on the layers: serving exported models.
+
+- `web`: a local web page for an exported string SavedModel (type text,
+  see the translations, the attention heatmap and the word links).
+"""
