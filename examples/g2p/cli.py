@@ -65,6 +65,21 @@ def cmd_translate(args):
 
 
 def cmd_evaluate(args):
+    if args.lexicon:
+        from examples.g2p import evaluate_lexicon
+
+        metrics = evaluate_lexicon.evaluate_lexicon(
+            args.run, args.lexicon, args.saved_model, args.max_words,
+            args.beam_width,
+        )
+        skipped = metrics["greedy"]["skipped"]
+        args.label = (
+            f"{args.lexicon} ({skipped} malformed lines skipped) with "
+            f"{args.run}"
+        )
+        return nmt_cli.report_metrics(
+            args, metrics, eval_lib.format_metrics, eval_lib.strip_results
+        )
     metrics = eval_lib.evaluate_run(
         args.run, args.split, args.saved_model, args.max_words,
         args.beam_width,
@@ -139,6 +154,11 @@ def build_parser():
     )
     p.add_argument("--saved-model", default=None)
     p.add_argument("--max-words", type=int, default=None)
+    p.add_argument(
+        "--lexicon", metavar="FILE", default=None,
+        help="score this WORD<TAB>PHONES file instead of --split (a word "
+        "on several lines has several references)",
+    )
     p.add_argument("--json", help="also write the metrics to this JSON file")
     nmt_cli.beam_width_argument(
         p, eval_lib.DEFAULT_BEAM_WIDTH, "also evaluate"
