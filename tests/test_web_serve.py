@@ -99,6 +99,20 @@ def test_translate_greedy_beam_nbest(url, saved_model):
     assert scores == sorted(scores, reverse=True)
 
 
+def test_g2p_page_links_letters_to_phones():
+    run_dir = web_model.g2p_run()
+    with web_model.running_server(os.path.join(run_dir, "export")) as base:
+        status, _, out = translate(base, {"text": "Hello", "n_best": 2})
+    assert status == 200, out
+    assert out["source_words"] == list("hello")
+    for hyp in [out["greedy"], out["beam"]] + out["nbest"]:
+        assert hyp["target_words"] == hyp["target_tokens"]
+        assert " ".join(hyp["target_tokens"]) == hyp["translation"]
+        targets = [t for _, t in hyp["links"]]
+        assert len(set(targets)) == len(targets)  # argmax: one per phone
+        assert all(0 <= s < 5 for s, _ in hyp["links"])
+
+
 def test_hypothesis_json_words_and_links():
     hyp = hypothesis_json(
         b"Friday 20", -0.5, float("-inf"),
@@ -203,6 +217,33 @@ def test_model_failure_is_a_500_without_traceback():
 def test_bad_port(port):
     with pytest.raises(ValueError, match="port"):
         web.make_server(lambda **_: {}, port)
+
+
+def test_serve_model_exports_a_run_without_export(tmp_path, monkeypatch):
+    served, exported = [], []
+
+    def export_run(run, out):
+        exported.append((run, out))
+        os.makedirs(out)
+        open(os.path.join(out, "saved_model.pb"), "wb").close()
+
+    monkeypatch.setattr(
+        web, "serve", lambda path, port, title: served.append(
+            (path, os.path.exists(os.path.join(path, "saved_model.pb")),
+             port, title)
+        )
+    )
+    run = tmp_path / "my-run"
+    run.mkdir()
+    web.serve_model(str(run), export_run, port=0)
+    ((path, existed, port, title),) = served
+    assert exported == [(str(run), path)] and existed
+    assert port == 0 and title == "my-run"
+    assert not os.path.exists(path)  # the temporary export is removed
+    # A run with an export is served from it, not exported again.
+    export_run(None, str(run / "export"))
+    web.serve_model(str(run), export_run, port=0)
+    assert served[-1][0] == str(run / "export") and len(exported) == 2
 
 
 def test_serve_model_needs_a_directory(tmp_path):

@@ -8,6 +8,8 @@
     python -m examples.g2p translate --model runs/g2p --n-best 3 read
     python -m examples.g2p translate --model runs/g2p --prefix "R" read
     python -m examples.g2p evaluate --run runs/g2p       # greedy and beam
+    python -m examples.g2p evaluate --run runs/g2p --lexicon test.tsv
+    python -m examples.g2p serve --model runs/g2p        # a local web page
 
 Argument parsing only. The flags of `train` and `demo` come from the config
 dataclasses (`config.py`; the model and training ones are the NMT

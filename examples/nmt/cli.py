@@ -10,6 +10,9 @@
     python -m examples.nmt translate --model runs/dates --prefix "Friday" .
     python -m examples.nmt export --run runs/a --ensemble runs/b --out ens
     python -m examples.nmt evaluate --run runs/dates   # greedy and beam
+    python -m examples.nmt evaluate --run runs/fra --data test.tsv
+    python -m examples.nmt serve --model runs/dates    # a local web page
+    python -m examples.nmt reference-align --data fra.txt --out fra.align
     python -m examples.nmt train --data /path/fra.txt --out runs/fra
     python -m examples.nmt align --run runs/fra --data pairs.tsv --out a.txt
     python -m examples.nmt score-alignment --gold gold.txt --hyp a.txt
