@@ -4,11 +4,7 @@ model, through real HTTP requests on the loopback interface."""
 import http.client
 import json
 import os
-import select
 import socket
-import subprocess
-import sys
-import time
 
 import numpy as np
 import pytest
@@ -251,29 +247,33 @@ def test_serve_model_needs_a_directory(tmp_path):
         web.serve_model(str(tmp_path / "missing"), lambda run, out: None)
 
 
-def test_cli_serves_a_run_directory(saved_model):
-    """`python -m examples.nmt serve --model RUN --port 0` serves RUN/export."""
-    run_dir = os.path.dirname(saved_model)
-    env = dict(os.environ, PYTHONUNBUFFERED="1")
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "examples.nmt", "serve", "--model", run_dir,
-         "--port", "0"],
-        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env,
+@pytest.mark.parametrize("example", ["nmt", "g2p"])
+def test_cli_serve_command(example, tmp_path, monkeypatch):
+    """`python -m examples.EXAMPLE serve --model RUN --port N` serves the
+    run's export, or exports the run with the example's own function."""
+    import importlib
+
+    cli = importlib.import_module(f"examples.{example}.cli")
+    served, exported = [], []
+    monkeypatch.setattr(
+        web, "serve", lambda path, port, title: served.append((path, port))
     )
-    try:
-        deadline, line = time.monotonic() + 180, ""
-        while "http://" not in line and time.monotonic() < deadline:
-            ready, _, _ = select.select([proc.stdout], [], [], 1.0)
-            if ready:
-                line = proc.stdout.readline()
-                if not line and proc.poll() is not None:
-                    break
-        assert "http://127.0.0.1:" in line, line
-        base = line.split("http://", 1)[1].split("/", 1)[0]
-        status, _, info = request("http://" + base, "GET", "/api/info")
-        assert status == 200 and info["title"] == os.path.basename(run_dir)
-        status, _, out = translate("http://" + base, {"text": "3 mars 1999"})
-        assert status == 200 and out["greedy"]["target_tokens"] is not None
-    finally:
-        proc.terminate()
-        proc.wait(timeout=30)
+    export_module = {"nmt": "examples.nmt.export",
+                     "g2p": "examples.g2p.train"}[example]
+    monkeypatch.setattr(
+        importlib.import_module(export_module), "export_run",
+        lambda run, out: exported.append((run, out)),
+    )
+    run = tmp_path / "run"
+    (run / "export").mkdir(parents=True)
+    (run / "export" / "saved_model.pb").write_bytes(b"")
+    assert cli.main(["serve", "--model", str(run), "--port", "0"]) == 0
+    assert served == [(str(run / "export"), 0)] and not exported
+    assert cli.main(["serve", "--model", str(run / "export"), "--port", "9"]) == 0
+    assert served[-1] == (str(run / "export"), 9)
+    other = tmp_path / "other"
+    other.mkdir()
+    assert cli.main(["serve", "--model", str(other)]) == 0
+    ((exported_run, out),) = exported
+    assert exported_run == str(other) and served[-1] == (out, 8000)
+    assert cli.main(["serve", "--model", str(tmp_path / "none")]) == 2
