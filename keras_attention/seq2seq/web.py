@@ -271,6 +271,10 @@ def serve(path: str, port: int = 8000, title: str = "") -> None:
     from keras_attention.seq2seq.web_translator import SavedModelTranslator
 
     translator = SavedModelTranslator(path)
+    # The first call of each signature is the slow one: made here, so that
+    # the first request of the page is answered as fast as the next ones.
+    print(f"loading {path}", flush=True)
+    translator.translate("a", DEFAULT_BEAM_WIDTH, DEFAULT_N_BEST)
     name = os.path.basename(os.path.normpath(path))
     server = make_server(
         translator.translate, port,
