@@ -5,6 +5,7 @@ import http.client
 import json
 import os
 import socket
+import time
 
 import numpy as np
 import pytest
@@ -93,6 +94,33 @@ def test_translate_greedy_beam_nbest(url, saved_model):
             assert 0 <= t < len(hyp["target_words"])
     scores = [h["score"] for h in out["nbest"]]
     assert scores == sorted(scores, reverse=True)
+
+
+def test_serve_until_shutdown(saved_model, capsys):
+    import threading
+
+    servers = []
+    thread = threading.Thread(
+        target=web.serve, args=(saved_model, 0, "mine", servers.append),
+        daemon=True,
+    )
+    thread.start()
+    try:
+        deadline = time.monotonic() + 300
+        while not servers and thread.is_alive() and (
+            time.monotonic() < deadline
+        ):
+            time.sleep(0.1)
+        assert servers, "the server did not start"
+        base = f"http://127.0.0.1:{servers[0].server_port}"
+        status, _, info = request(base, "GET", "/api/info")
+        assert status == 200 and info["title"] == "mine"
+    finally:
+        if servers:
+            servers[0].shutdown()
+        thread.join(timeout=30)
+    assert not thread.is_alive()
+    assert f"at {base}/" in capsys.readouterr().out
 
 
 def test_g2p_page_links_letters_to_phones():

@@ -258,7 +258,12 @@ def start_in_thread(server: ThreadingHTTPServer) -> threading.Thread:
     return thread
 
 
-def serve(path: str, port: int = 8000, title: str = "") -> None:
+def serve(
+    path: str,
+    port: int = 8000,
+    title: str = "",
+    ready: Optional[Callable[[ThreadingHTTPServer], Any]] = None,
+) -> None:
     """Serves the page for the SavedModel at `path` until interrupted.
 
     Args:
@@ -267,6 +272,8 @@ def serve(path: str, port: int = 8000, title: str = "") -> None:
         port: The port on `127.0.0.1`; `0` picks a free one. Defaults to
             `8000`.
         title: The heading of the page. Defaults to the directory name.
+        ready: A function called with the server once it listens (its
+            `shutdown()` stops `serve`). Defaults to `None`.
     """
     from keras_attention.seq2seq.web_translator import SavedModelTranslator
 
@@ -286,6 +293,8 @@ def serve(path: str, port: int = 8000, title: str = "") -> None:
         "(Ctrl-C stops)", flush=True,
     )
     try:
+        if ready is not None:
+            ready(server)
         server.serve_forever()
     except KeyboardInterrupt:
         pass
