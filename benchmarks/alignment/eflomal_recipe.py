@@ -1,17 +1,12 @@
 """Reference alignments with eflomal, symmetrized by keras_attention.
 
-The recipe of `docs/alignment.md`:
-
-1. tokenise: each whitespace word of the raw pair is lower-cased and split
-   into word and punctuation tokens (`"Va-t'en!"` -> `va - t ' en !`);
-2. run eflomal (Östling & Tiedemann, 2016; `pip install eflomal`) in both
-   directions on the tokens;
-3. map the token links back to the whitespace words of the raw pairs (two
-   words are linked when any of their tokens are);
-4. symmetrize the two directions with `keras_attention.alignment.symmetrize`
-   (default grow-diag-final-and);
-5. write Pharaoh links (`i-j`, 0-based, source word first) over the raw
-   whitespace words: `OUT.fwd`, `OUT.rev` and `OUT` (symmetrized).
+The recipe of `docs/alignment.md`, `keras_attention.alignment.reference`
+(tokenise each whitespace word, eflomal in both directions, token links
+mapped back to the words, symmetrized), on the first pairs of an Anki
+file, written as Pharaoh links (`i-j`, 0-based, source word first) over the
+raw whitespace words: `OUT.fwd`, `OUT.rev` and `OUT` (symmetrized). Users
+get the same links for a whole corpus from
+`python -m examples.nmt reference-align`.
 
     python -m benchmarks.alignment.eflomal_recipe \\
         --data ../shared/data/fra-eng/fra.txt --max-pairs 2000 \\
@@ -25,20 +20,11 @@ Time: about 10 s for 2,000 pairs on 2 CPU cores.
 """
 
 import argparse
-import os
-import re
-import tempfile
 import time
 
 from keras_attention import alignment as al
+from keras_attention.alignment.reference import reference_links
 from keras_attention.alignment.symmetrization import METHODS
-
-_TOKEN = re.compile(r"\w+|[^\w\s]", re.UNICODE)
-
-
-def tokenize_words(text: str):
-    """The tokens of each whitespace word: `[["va", "-", "t", ...], ...]`."""
-    return [_TOKEN.findall(word.lower()) or [word] for word in text.split()]
 
 
 def read_anki(path: str, max_pairs: int, direction: str):
@@ -61,38 +47,6 @@ def read_anki(path: str, max_pairs: int, direction: str):
     return pairs
 
 
-def flatten(words):
-    """Token strings and, for each token, the index of its word."""
-    tokens, owner = [], []
-    for i, word_tokens in enumerate(words):
-        tokens.extend(word_tokens)
-        owner.extend([i] * len(word_tokens))
-    return tokens, owner
-
-
-def to_word_links(token_links, source_owner, target_owner):
-    return {(source_owner[s], target_owner[t]) for s, t in token_links}
-
-
-def run_eflomal(source_lines, target_lines, workdir):
-    """Forward and reverse token links (both `(source, target)`)."""
-    import eflomal
-
-    fwd = os.path.join(workdir, "fwd.txt")
-    rev = os.path.join(workdir, "rev.txt")
-    aligner = eflomal.Aligner()
-    aligner.align(
-        [line + "\n" for line in source_lines],
-        [line + "\n" for line in target_lines],
-        links_filename_fwd=fwd,
-        links_filename_rev=rev,
-    )
-    return (
-        [s for s, _ in al.read_pharaoh(fwd)],
-        [s for s, _ in al.read_pharaoh(rev)],
-    )
-
-
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--data", required=True, help="Anki TSV file")
@@ -109,27 +63,9 @@ def main(argv=None):
 
     start = time.time()
     pairs = read_anki(args.data, args.max_pairs, args.direction)
-    source_words = [tokenize_words(s) for s, _ in pairs]
-    target_words = [tokenize_words(t) for _, t in pairs]
-    source_flat = [flatten(w) for w in source_words]
-    target_flat = [flatten(w) for w in target_words]
-    with tempfile.TemporaryDirectory() as workdir:
-        fwd_tokens, rev_tokens = run_eflomal(
-            [" ".join(tokens) for tokens, _ in source_flat],
-            [" ".join(tokens) for tokens, _ in target_flat],
-            workdir,
-        )
-    forward = [
-        to_word_links(links, s_owner, t_owner)
-        for links, (_, s_owner), (_, t_owner)
-        in zip(fwd_tokens, source_flat, target_flat)
-    ]
-    reverse = [
-        to_word_links(links, s_owner, t_owner)
-        for links, (_, s_owner), (_, t_owner)
-        in zip(rev_tokens, source_flat, target_flat)
-    ]
-    symmetric = al.symmetrize_corpus(forward, reverse, args.symmetrize)
+    links = reference_links(pairs, args.symmetrize)
+    forward, reverse = links["forward"], links["reverse"]
+    symmetric = links["symmetric"]
     al.write_pharaoh(args.out + ".fwd", forward)
     al.write_pharaoh(args.out + ".rev", reverse)
     al.write_pharaoh(args.out, symmetric)

@@ -135,8 +135,11 @@ def read_texts(args):
 
 
 def report_metrics(args, metrics, format_metrics, strip_results):
-    """Prints the metrics of `evaluate` (and writes `--json`); status 0."""
-    print(f"{args.split} split of {args.run}:")
+    """Prints the metrics of `evaluate` (and writes `--json`); status 0.
+
+    `args.label`, when set, names what was scored instead of the split."""
+    label = getattr(args, "label", None)
+    print(f"{label or f'{args.split} split of {args.run}'}:")
     print(format_metrics(metrics))
     if args.json:
         with open(args.json, "w") as f:

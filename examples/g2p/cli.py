@@ -8,6 +8,8 @@
     python -m examples.g2p translate --model runs/g2p --n-best 3 read
     python -m examples.g2p translate --model runs/g2p --prefix "R" read
     python -m examples.g2p evaluate --run runs/g2p       # greedy and beam
+    python -m examples.g2p evaluate --run runs/g2p --lexicon test.tsv
+    python -m examples.g2p serve --model runs/g2p        # a local web page
 
 Argument parsing only. The flags of `train` and `demo` come from the config
 dataclasses (`config.py`; the model and training ones are the examples'
@@ -65,6 +67,21 @@ def cmd_translate(args):
 def cmd_evaluate(args):
     from examples.g2p import evaluate as eval_lib
 
+    if args.lexicon:
+        from examples.g2p import evaluate_lexicon
+
+        metrics = evaluate_lexicon.evaluate_lexicon(
+            args.run, args.lexicon, args.saved_model, args.max_words,
+            args.beam_width,
+        )
+        skipped = metrics["greedy"]["skipped"]
+        args.label = (
+            f"{args.lexicon} ({skipped} malformed lines skipped) with "
+            f"{args.run}"
+        )
+        return common_cli.report_metrics(
+            args, metrics, eval_lib.format_metrics, eval_lib.strip_results
+        )
     metrics = eval_lib.evaluate_run(
         args.run, args.split, args.saved_model, args.max_words,
         args.beam_width,
@@ -72,6 +89,13 @@ def cmd_evaluate(args):
     return common_cli.report_metrics(
         args, metrics, eval_lib.format_metrics, eval_lib.strip_results
     )
+
+
+def cmd_serve(args):
+    from examples.g2p import serve
+
+    serve.serve(args.model, args.port)
+    return 0
 
 
 def cmd_demo(args):
@@ -130,6 +154,11 @@ def build_parser():
     )
     p.add_argument("--saved-model", default=None)
     p.add_argument("--max-words", type=int, default=None)
+    p.add_argument(
+        "--lexicon", metavar="FILE", default=None,
+        help="score this WORD<TAB>PHONES file instead of --split (a word "
+        "on several lines has several references)",
+    )
     p.add_argument("--json", help="also write the metrics to this JSON file")
     beam_width_argument(
         p, DEFAULT_BEAM_WIDTH, "also evaluate"
@@ -150,6 +179,19 @@ def build_parser():
         p, config_lib.SECTIONS, DEMO_SETTINGS, exclude=config_lib.NOT_FLAGS
     )
     p.set_defaults(func=cmd_demo)
+
+    p = sub.add_parser(
+        "serve", help="a web page on 127.0.0.1: pronunciations, attention "
+        "heatmap, letter-phone links",
+    )
+    p.add_argument(
+        "--model", required=True, help="SavedModel directory or run directory"
+    )
+    p.add_argument(
+        "--port", type=int, default=8000,
+        help="port on 127.0.0.1 (default %(default)s; 0: any free port)",
+    )
+    p.set_defaults(func=cmd_serve)
     return parser
 
 

@@ -71,6 +71,14 @@ def evaluate_run(
     lexicon = train_lib.load_splits(configs[0])[split]
     if max_words is not None:
         lexicon.entries = dict(list(lexicon.entries.items())[:max_words])
+    return score_run(run_dir, lexicon, saved_model, beam_width)
+
+
+def score_run(run_dir, lexicon, saved_model=None,
+              beam_width=DEFAULT_BEAM_WIDTH):
+    """Scores a run's SavedModel (`RUN/export`, exported if missing, or
+    `saved_model`) on `lexicon`, greedy and, when `beam_width` is positive,
+    with beam search: `{"greedy": metrics[, "beam": metrics]}`."""
     path = saved_model or run_lib.run_path(run_dir, run_lib.EXPORT)
     if not os.path.exists(os.path.join(path, "saved_model.pb")):
         path = train_lib.export_run(run_dir, path)

@@ -10,6 +10,9 @@
     python -m examples.nmt translate --model runs/dates --prefix "Friday" .
     python -m examples.nmt export --run runs/a --ensemble runs/b --out ens
     python -m examples.nmt evaluate --run runs/dates   # greedy and beam
+    python -m examples.nmt evaluate --run runs/fra --data test.tsv
+    python -m examples.nmt serve --model runs/dates    # a local web page
+    python -m examples.nmt reference-align --data fra.txt --out fra.align
     python -m examples.nmt train --data /path/fra.txt --out runs/fra
     python -m examples.nmt align --run runs/fra --data pairs.tsv --out a.txt
     python -m examples.nmt score-alignment --gold gold.txt --hyp a.txt
@@ -30,6 +33,8 @@ from examples.common.cli import beam_width_argument
 from examples.common.cli import read_texts
 from examples.common.cli import report_metrics
 from examples.nmt import config as config_lib
+
+from examples.nmt import cli_commands  # noqa: E402
 
 common_cli.quiet_tensorflow()
 
@@ -84,6 +89,8 @@ def cmd_translate(args):
 
 
 def cmd_evaluate(args):
+    if args.data:
+        return cli_commands.cmd_evaluate_data(args, report_metrics)
     from examples.nmt import evaluate as eval_lib
 
     metrics = eval_lib.evaluate_run(
@@ -287,6 +294,7 @@ def build_parser():
     p.add_argument("--max-examples", type=int, default=None)
     p.add_argument("--json", help="also write the metrics to this JSON file")
     beam_width_argument(p, DEFAULT_BEAM_WIDTH, "also evaluate")
+    cli_commands.add_test_set_arguments(p)
     p.set_defaults(func=cmd_evaluate)
 
     p = sub.add_parser(
@@ -305,6 +313,8 @@ def build_parser():
     add_config_arguments(p, config_lib.DEMO_SETTINGS)
     p.set_defaults(func=cmd_demo)
     add_alignment_commands(sub)
+    cli_commands.add_reference_align_command(sub)
+    cli_commands.add_serve_command(sub)
     return parser
 
 

@@ -141,14 +141,21 @@ def evaluate_run(
     corpus = splits[split]
     if max_examples is not None:
         corpus = take(corpus, max_examples)
+    return score_run(run_dir, corpus, text_config, saved_model, beam_width)
+
+
+def score_run(run_dir, corpus, text_config, saved_model=None,
+              beam_width=DEFAULT_BEAM_WIDTH):
+    """Metrics of a run's SavedModel (`RUN/export`, exported if missing, or
+    `saved_model`) on `corpus`: greedy at the top level and, with a positive
+    `beam_width`, beam search under `"beam"`."""
     if saved_model is None:
         saved_model = run_lib.run_path(run_dir, run_lib.EXPORT)
         if not os.path.exists(os.path.join(saved_model, "saved_model.pb")):
             export_lib.export_run(run_dir, saved_model)
     saved_model = serving.resolve_saved_model(saved_model)
-    translate_fn = serving.load_saved_model(saved_model)
     lower = text_config.target_lower_case
-    metrics = evaluate(translate_fn, corpus, lower)
+    metrics = evaluate(serving.load_saved_model(saved_model), corpus, lower)
     if beam_width:
         beam_fn = serving.load_saved_model(
             saved_model, beam_width=beam_width

@@ -1,0 +1,16 @@
+"""`python -m examples.nmt serve`: a local web page for a trained model.
+
+    python -m examples.nmt serve --model runs/demo          # a run
+    python -m examples.nmt serve --model runs/demo/export   # a SavedModel
+
+Type a sentence, see its translations (greedy, beam search, n-best), the
+attention heatmap and the word links (`keras_attention.seq2seq.web`). A
+run without an export is exported to a temporary directory first.
+"""
+
+
+def serve(model, port):
+    from examples.nmt import export as export_lib
+    from keras_attention.seq2seq import web
+
+    web.serve_model(model, export_lib.export_run, port=port)

@@ -1,0 +1,307 @@
+"""The local web page (`keras_attention.seq2seq.web`) on a tiny exported
+model, through real HTTP requests on the loopback interface."""
+
+import http.client
+import json
+import os
+import socket
+import time
+
+import numpy as np
+import pytest
+
+from keras_attention.seq2seq import web
+from keras_attention.seq2seq.web_translator import hypothesis_json
+from tests import web_model
+
+pytestmark = pytest.mark.tf_only
+
+
+@pytest.fixture(scope="module")
+def saved_model():
+    return web_model.exported_model()
+
+
+@pytest.fixture(scope="module")
+def url(saved_model):
+    with web_model.running_server(saved_model) as base:
+        yield base
+
+
+def request(base, method, path, body=None, headers=None):
+    """`(status, headers, parsed JSON or text)` of one request."""
+    host, port = base.rsplit("/", 1)[-1].split(":")
+    conn = http.client.HTTPConnection(host, int(port), timeout=120)
+    try:
+        conn.request(method, path, body=body, headers=headers or {})
+        response = conn.getresponse()
+        data = response.read()
+        kind = response.getheader("Content-Type", "")
+        value = json.loads(data) if "json" in kind else data.decode()
+        return response.status, response, value
+    finally:
+        conn.close()
+
+
+def translate(base, payload):
+    body = payload if isinstance(payload, bytes) else json.dumps(payload)
+    return request(
+        base, "POST", "/api/translate", body,
+        {"Content-Type": "application/json"},
+    )
+
+
+def test_page_and_info(url):
+    status, response, page = request(url, "GET", "/")
+    assert status == 200 and "text/html" in response.getheader("Content-Type")
+    assert '<svg id="heatmap"' in page and '<svg id="links"' in page
+    assert "<title>tiny" in page
+    status, _, info = request(url, "GET", "/api/info?x=1")
+    assert status == 200
+    assert info["limits"]["max_text_chars"] == web.MAX_TEXT_CHARS
+    assert info["limits"]["max_beam_width"] == web.MAX_BEAM_WIDTH
+
+
+def test_translate_greedy_beam_nbest(url, saved_model):
+    import tensorflow as tf
+    import tensorflow_text  # noqa: F401
+
+    text = "vendredi 20 octobre 1933"
+    status, _, out = translate(url, {"text": text, "beam_width": 3,
+                                     "n_best": 3})
+    assert status == 200, out
+    assert out["text"] == text and out["seconds"] >= 0
+    source = out["source_tokens"]
+    assert source[-1] == "[END]" and "" not in source
+    assert "".join(out["source_words"]) == text.replace(" ", "")
+    # The page's greedy answer is the SavedModel's own.
+    direct = tf.saved_model.load(saved_model).signatures["serving_default"](
+        tf.constant([text])
+    )
+    assert out["greedy"]["translation"] == (
+        direct["translation"].numpy()[0].decode()
+    )
+    hypotheses = [out["greedy"], out["beam"]] + out["nbest"]
+    assert 1 <= len(out["nbest"]) <= 3
+    # n-best at k = the beam width: its best is the beam search result.
+    assert out["nbest"][0]["translation"] == out["beam"]["translation"]
+    for hyp in hypotheses:
+        weights = np.asarray(hyp["attention"])
+        assert weights.shape == (len(hyp["target_tokens"]), len(source))
+        np.testing.assert_allclose(weights.sum(axis=1), 1.0, atol=1e-3)
+        for s, t in hyp["links"]:
+            assert 0 <= s < len(out["source_words"])
+            assert 0 <= t < len(hyp["target_words"])
+    scores = [h["score"] for h in out["nbest"]]
+    assert scores == sorted(scores, reverse=True)
+
+
+def test_serve_until_shutdown(saved_model, capsys):
+    import threading
+
+    servers = []
+    thread = threading.Thread(
+        target=web.serve, args=(saved_model, 0, "mine", servers.append),
+        daemon=True,
+    )
+    thread.start()
+    try:
+        deadline = time.monotonic() + 300
+        while not servers and thread.is_alive() and (
+            time.monotonic() < deadline
+        ):
+            time.sleep(0.1)
+        assert servers, "the server did not start"
+        base = f"http://127.0.0.1:{servers[0].server_port}"
+        status, _, info = request(base, "GET", "/api/info")
+        assert status == 200 and info["title"] == "mine"
+    finally:
+        if servers:
+            servers[0].shutdown()
+        thread.join(timeout=30)
+    assert not thread.is_alive()
+    assert f"at {base}/" in capsys.readouterr().out
+
+
+def test_g2p_page_links_letters_to_phones():
+    run_dir = web_model.g2p_run()
+    with web_model.running_server(os.path.join(run_dir, "export")) as base:
+        status, _, out = translate(base, {"text": "Hello", "n_best": 2})
+    assert status == 200, out
+    assert out["source_words"] == list("hello")
+    for hyp in [out["greedy"], out["beam"]] + out["nbest"]:
+        assert hyp["target_words"] == hyp["target_tokens"]
+        assert " ".join(hyp["target_tokens"]) == hyp["translation"]
+        targets = [t for _, t in hyp["links"]]
+        assert len(set(targets)) == len(targets)  # argmax: one per phone
+        assert all(0 <= s < 5 for s, _ in hyp["links"])
+
+
+def test_hypothesis_json_words_and_links():
+    hyp = hypothesis_json(
+        b"Friday 20", -0.5, float("-inf"),
+        ["vend", "##redi", "20", "[END]"], ["Friday", "20"],
+        [[0.5, 0.3, 0.1, 0.1], [0.0, 0.1, 0.8, 0.1]],
+    )
+    assert hyp["translation"] == "Friday 20"
+    assert hyp["target_words"] == ["Friday", "20"]
+    assert hyp["links"] == [[0, 0], [1, 1]]
+    assert hyp["score"] == -0.5 and hyp["log_prob"] is None
+
+
+BAD_BODIES = [
+    ({"text": ""}, 400, "empty"),
+    ({"text": "   \n "}, 400, "empty"),
+    ({"text": "x" * (web.MAX_TEXT_CHARS + 1)}, 400, "over"),
+    ({"text": "a\u0000b"}, 400, "control"),
+    ({"text": "a\ud800b"}, 400, "surrogate"),
+    ({"text": 3}, 400, "string"),
+    ({}, 400, "string"),
+    ({"text": "ok", "extra": 1}, 400, "Unknown fields"),
+    ({"text": "ok", "beam_width": 0}, 400, "between"),
+    ({"text": "ok", "beam_width": 100}, 400, "between"),
+    ({"text": "ok", "n_best": "3"}, 400, "integer"),
+    ({"text": "ok", "n_best": True}, 400, "integer"),
+    (b"{", 400, "not JSON"),
+    (b"[1, 2]", 400, "JSON object"),
+    (b'{"text": "\xff\xfe"}', 400, "UTF-8"),
+    (bytes(range(256)), 400, "UTF-8"),
+    (b"x" * (web.MAX_REQUEST_BYTES + 1), 413, "bytes"),
+]
+
+
+@pytest.mark.parametrize("body,status,words", BAD_BODIES)
+def test_bad_bodies_get_a_clear_4xx(url, body, status, words):
+    got, response, out = translate(url, body)
+    assert got == status and "json" in response.getheader("Content-Type")
+    assert words in out["error"] and "Traceback" not in out["error"]
+
+
+@pytest.mark.parametrize(
+    "method,path,status",
+    [
+        ("GET", "/api/translate", 405),
+        ("PUT", "/api/translate", 405),
+        ("DELETE", "/", 405),
+        ("PATCH", "/api/info", 405),
+        ("POST", "/", 405),
+        ("GET", "/nope", 404),
+        ("POST", "/nope", 404),
+        ("GET", "/../etc/passwd", 404),
+    ],
+)
+def test_wrong_method_or_path(url, method, path, status):
+    got, response, out = request(url, method, path, body=b"{}")
+    assert got == status and "error" in out
+    if status == 405:
+        assert response.getheader("Allow")
+
+
+def test_missing_length_and_huge_length(url):
+    host, port = url.rsplit("/", 1)[-1].split(":")
+    for head, status in (
+        ("POST /api/translate HTTP/1.1\r\nHost: x\r\n\r\n", 411),
+        ("POST /api/translate HTTP/1.1\r\nContent-Length: 999999999\r\n\r\n",
+         413),
+        ("POST /api/translate HTTP/1.1\r\nContent-Length: -5\r\n\r\n", 400),
+        ("GARBAGE\r\n\r\n", 400),
+        ("FOO / HTTP/1.1\r\n\r\n", 501),
+    ):
+        with socket.create_connection((host, int(port)), timeout=30) as sock:
+            sock.sendall(head.encode())
+            data = b""
+            while chunk := sock.recv(65536):
+                data += chunk
+        status_line, _, rest = data.partition(b"\r\n")
+        assert int(status_line.split()[1]) == status, data
+        body = json.loads(rest.partition(b"\r\n\r\n")[2])
+        assert body["error"] and b"Traceback" not in data
+
+
+def test_model_failure_is_a_500_without_traceback():
+    def failing(**_):
+        raise RuntimeError("secret internals")
+
+    server = web.make_server(failing, 0)
+    thread = web.start_in_thread(server)
+    try:
+        assert server.server_address[0] == "127.0.0.1"
+        status, _, out = translate(
+            f"http://127.0.0.1:{server.server_port}", {"text": "hello"}
+        )
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=10)
+    assert status == 500
+    assert "secret" not in out["error"] and "Traceback" not in out["error"]
+
+
+@pytest.mark.parametrize("port", [-1, 70000, "80", True])
+def test_bad_port(port):
+    with pytest.raises(ValueError, match="port"):
+        web.make_server(lambda **_: {}, port)
+
+
+def test_serve_model_exports_a_run_without_export(tmp_path, monkeypatch):
+    served, exported = [], []
+
+    def export_run(run, out):
+        exported.append((run, out))
+        os.makedirs(out)
+        open(os.path.join(out, "saved_model.pb"), "wb").close()
+
+    monkeypatch.setattr(
+        web, "serve", lambda path, port, title: served.append(
+            (path, os.path.exists(os.path.join(path, "saved_model.pb")),
+             port, title)
+        )
+    )
+    run = tmp_path / "my-run"
+    run.mkdir()
+    web.serve_model(str(run), export_run, port=0)
+    ((path, existed, port, title),) = served
+    assert exported == [(str(run), path)] and existed
+    assert port == 0 and title == "my-run"
+    assert not os.path.exists(path)  # the temporary export is removed
+    # A run with an export is served from it, not exported again.
+    export_run(None, str(run / "export"))
+    web.serve_model(str(run), export_run, port=0)
+    assert served[-1][0] == str(run / "export") and len(exported) == 2
+
+
+def test_serve_model_needs_a_directory(tmp_path):
+    with pytest.raises(ValueError, match="run directory"):
+        web.serve_model(str(tmp_path / "missing"), lambda run, out: None)
+
+
+@pytest.mark.parametrize("example", ["nmt", "g2p"])
+def test_cli_serve_command(example, tmp_path, monkeypatch):
+    """`python -m examples.EXAMPLE serve --model RUN --port N` serves the
+    run's export, or exports the run with the example's own function."""
+    import importlib
+
+    cli = importlib.import_module(f"examples.{example}.cli")
+    served, exported = [], []
+    monkeypatch.setattr(
+        web, "serve", lambda path, port, title: served.append((path, port))
+    )
+    export_module = {"nmt": "examples.nmt.export",
+                     "g2p": "examples.g2p.train"}[example]
+    monkeypatch.setattr(
+        importlib.import_module(export_module), "export_run",
+        lambda run, out: exported.append((run, out)),
+    )
+    run = tmp_path / "run"
+    (run / "export").mkdir(parents=True)
+    (run / "export" / "saved_model.pb").write_bytes(b"")
+    assert cli.main(["serve", "--model", str(run), "--port", "0"]) == 0
+    assert served == [(str(run / "export"), 0)] and not exported
+    assert cli.main(["serve", "--model", str(run / "export"), "--port", "9"]) == 0
+    assert served[-1] == (str(run / "export"), 9)
+    other = tmp_path / "other"
+    other.mkdir()
+    assert cli.main(["serve", "--model", str(other)]) == 0
+    ((exported_run, out),) = exported
+    assert exported_run == str(other) and served[-1] == (out, 8000)
+    assert cli.main(["serve", "--model", str(tmp_path / "none")]) == 2
