@@ -5,7 +5,8 @@ tests scan README.md and docs/**/*.md for
 
 - file paths under `examples/`, `keras_attention/`, `benchmarks/` and
   `tools/` (`examples/common/distribute.py`): the file or folder exists;
-- dotted names `keras_attention.x.y`, `examples.x.y`, `benchmarks.x.y`:
+- dotted names `keras_attention.x.y`, `examples.x.y`, `benchmarks.x.y`
+  (also as `from examples.x import y, z`):
   their longest prefix that is a module (a `.py` file or a package folder)
   exists, and what follows it is an attribute defined or imported in that
   module's source (`keras_attention.ops.additive_score`), optionally with
@@ -34,6 +35,11 @@ _PATH = re.compile(
 )
 _NAME = re.compile(
     r"(?<![\w./-])((?:" + "|".join(PACKAGES) + r")(?:\.\w+)+)"
+)
+# `from examples.common import distribute, train`: each name imported.
+_FROM_IMPORT = re.compile(
+    r"\bfrom\s+((?:" + "|".join(PACKAGES) + r")(?:\.\w+)*)\s+import\s+"
+    r"\(?([\w ,]+)"
 )
 
 
@@ -101,6 +107,11 @@ def stale_references(text, root=ROOT):
     """The stale paths and dotted names of a document's text."""
     problems = [check_path(m.group(1), root) for m in _PATH.finditer(text)]
     problems += [check_name(m.group(1), root) for m in _NAME.finditer(text)]
+    for m in _FROM_IMPORT.finditer(text):
+        for name in m.group(2).split(","):
+            name = name.split(" as ")[0].strip()
+            if name:
+                problems.append(check_name(f"{m.group(1)}.{name}", root))
     return sorted({p for p in problems if p})
 
 
@@ -167,8 +178,11 @@ def test_checker_catches_planted_stale_references(tmp_path):
         "see examples.nmt.serve.web and examples.nmt.serve.Server.start.\n"
         "Stale: examples/nmt/distribute.py, examples.nmt.translator, "
         "examples.nmt.serve.missing_name and examples.nmt.serve.web.x.\n"
+        "from examples.nmt import serve, distribute\n"
     )
     assert stale_references(text, tmp_path) == [
+        "examples.nmt.distribute: examples.nmt has no module or attribute "
+        "distribute",
         "examples.nmt.serve.missing_name: examples.nmt.serve has no module "
         "or attribute missing_name",
         "examples.nmt.serve.web.x: examples.nmt.serve.web is not a module",
