@@ -128,11 +128,13 @@ def filter_logits(
 
     Example:
 
+    ```python
     >>> import numpy as np
     >>> logits = np.log(np.array([[0.5, 0.3, 0.2]], "float32"))
     >>> kept = filter_logits(logits, top_p=0.7)
     >>> [bool(x) for x in np.asarray(kept)[0] > -1e8]
     [True, True, False]
+    ```
     """
     temperature, top_k, top_p = check_sampling(temperature, top_k, top_p)
     logits = to_tensor("logits", logits)
