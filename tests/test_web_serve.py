@@ -11,7 +11,8 @@ import numpy as np
 import pytest
 
 from keras_attention.seq2seq import web
-from keras_attention.seq2seq.web_translator import hypothesis_json
+from keras_attention.seq2seq.web import server as web_server
+from keras_attention.seq2seq.web.translator import hypothesis_json
 from tests import web_model
 
 pytestmark = pytest.mark.tf_only
@@ -252,7 +253,7 @@ def test_serve_model_exports_a_run_without_export(tmp_path, monkeypatch):
         open(os.path.join(out, "saved_model.pb"), "wb").close()
 
     monkeypatch.setattr(
-        web, "serve", lambda path, port, title: served.append(
+        web_server, "serve", lambda path, port, title: served.append(
             (path, os.path.exists(os.path.join(path, "saved_model.pb")),
              port, title)
         )
@@ -284,7 +285,7 @@ def test_cli_serve_command(example, tmp_path, monkeypatch):
     cli = importlib.import_module(f"examples.{example}.cli")
     served, exported = [], []
     monkeypatch.setattr(
-        web, "serve", lambda path, port, title: served.append((path, port))
+        web_server, "serve", lambda path, port, title: served.append((path, port))
     )
     export_module = {"nmt": "examples.nmt.export",
                      "g2p": "examples.g2p.train"}[example]

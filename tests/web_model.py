@@ -54,7 +54,7 @@ def g2p_run():
 def running_server(path):
     """Yields the base URL of the page for the SavedModel at `path`."""
     from keras_attention.seq2seq import web
-    from keras_attention.seq2seq.web_translator import SavedModelTranslator
+    from keras_attention.seq2seq.web.translator import SavedModelTranslator
 
     translator = SavedModelTranslator(path)
     server = web.make_server(translator.translate, 0, info={"title": "tiny"})

@@ -2,7 +2,7 @@
 
 `serve(path)` starts an HTTP server on `127.0.0.1` (the standard library's
 `ThreadingHTTPServer`, nothing to install) for the string SavedModel at
-`path` (see `web_translator.SavedModelTranslator` for the signatures it
+`path` (see `translator.SavedModelTranslator` for the signatures it
 calls). The page lets a person type a text and see its translations
 (greedy, beam search and the n-best alternatives), the attention heatmap
 of the chosen one and the word links drawn between the two sentences.
@@ -38,14 +38,14 @@ from typing import Any
 from typing import Callable
 from typing import Optional
 
-from keras_attention.seq2seq.web_page import render_page
-from keras_attention.seq2seq.web_requests import DEFAULT_BEAM_WIDTH
-from keras_attention.seq2seq.web_requests import DEFAULT_N_BEST
-from keras_attention.seq2seq.web_requests import MAX_BEAM_WIDTH
-from keras_attention.seq2seq.web_requests import MAX_REQUEST_BYTES
-from keras_attention.seq2seq.web_requests import MAX_TEXT_CHARS
-from keras_attention.seq2seq.web_requests import RequestError
-from keras_attention.seq2seq.web_requests import parse_translate_request
+from keras_attention.seq2seq.web.page import render_page
+from keras_attention.seq2seq.web.request_checks import DEFAULT_BEAM_WIDTH
+from keras_attention.seq2seq.web.request_checks import DEFAULT_N_BEST
+from keras_attention.seq2seq.web.request_checks import MAX_BEAM_WIDTH
+from keras_attention.seq2seq.web.request_checks import MAX_REQUEST_BYTES
+from keras_attention.seq2seq.web.request_checks import MAX_TEXT_CHARS
+from keras_attention.seq2seq.web.request_checks import RequestError
+from keras_attention.seq2seq.web.request_checks import parse_translate_request
 
 HOST = "127.0.0.1"
 # Seconds a connection may take to send its request.
@@ -275,7 +275,7 @@ def serve(
         ready: A function called with the server once it listens (its
             `shutdown()` stops `serve`). Defaults to `None`.
     """
-    from keras_attention.seq2seq.web_translator import SavedModelTranslator
+    from keras_attention.seq2seq.web.translator import SavedModelTranslator
 
     translator = SavedModelTranslator(path)
     # The first call of each signature is the slow one: made here, so that
