@@ -25,12 +25,13 @@ SOURCE_MASK = np.array(
 
 
 def _decoder(attention, layer_size=5, output_attention=True, bias=False,
-             memory_dim=U, dtype=None, **kwargs):
+             memory_dim=U, dtype=None, activation="tanh", **kwargs):
     wrapper = keras_attention.AttentionWrapper(
         keras.layers.LSTMCell(U, dtype=dtype),
         attention,
         attention_layer_size=layer_size,
         attention_use_bias=bias,
+        attention_activation=activation,
         output_attention=output_attention,
         dtype=dtype,
     )
@@ -89,6 +90,11 @@ CASES = {
     "general_bias": dict(
         attention=keras_attention.MultiplicativeAttention(use_scale=True),
         bias=True,
+        memory_dim=4,
+    ),
+    "general_linear_layer": dict(
+        attention=keras_attention.MultiplicativeAttention(use_scale=True),
+        activation=None,
         memory_dim=4,
     ),
     "general_cell_output": dict(

@@ -41,7 +41,8 @@ def fuses(wrapper: keras.layers.Layer, training: Optional[bool]) -> bool:
     It needs a plain `keras.layers.LSTMCell` with its default activations
     and no dropout in the call, a `DotAttention` or
     `MultiplicativeAttention` without dropout in the call, the Luong wiring
-    with input feeding, and no attentional layer or one with `tanh`.
+    with input feeding, and no attentional layer or one with `tanh` or no
+    activation (TFA's linear attention layer).
     """
     cell = wrapper.cell
     attention = wrapper.attention
@@ -53,8 +54,12 @@ def fuses(wrapper: keras.layers.Layer, training: Optional[bool]) -> bool:
         and type(attention) in FUSED_ATTENTIONS
         and not (training and attention.dropout > 0)
         and wrapper.feeds_attention
-        and (layer is None or layer.activation is keras.activations.tanh)
+        and (layer is None or layer.activation in _LAYER_ACTIVATIONS)
     )
+
+
+# The attentional layer's activations the fused loop knows.
+_LAYER_ACTIVATIONS = (keras.activations.tanh, keras.activations.linear)
 
 
 def _scaled_keys(attention: keras.layers.Layer, keys: Tensor) -> Tensor:
@@ -117,7 +122,11 @@ def fused_decode(
     else:
         keep = ops.ones((ops.shape(xw)[0], ops.shape(xw)[1], 1), dtype)
     loop = _make_loop(
-        units, layer is not None, wrapper.output_attention, masked
+        units,
+        layer is not None,
+        wrapper.output_attention,
+        masked,
+        layer is not None and layer.activation is keras.activations.tanh,
     )
     packed = loop(xw, h0, c0, a0, recurrent, memory, keys, memory_mask,
                   w_c, b_c, keep)
@@ -138,7 +147,11 @@ def fused_decode(
 
 
 def _make_loop(
-    units: int, has_layer: bool, output_attention: bool, masked: bool
+    units: int,
+    has_layer: bool,
+    output_attention: bool,
+    masked: bool,
+    tanh: bool,
 ) -> Callable:
     """The loop with its gradient, for one configuration.
 
@@ -146,7 +159,8 @@ def _make_loop(
     `recurrent` `[U; W_a]` `(U + A, 4U)` (the recurrent kernel and the
     rows of the kernel that take `a_{t-1}`), `memory` `(B, S, D)`, `keys`
     `(B, S, U)` (scaled), `memory_mask` `(B, S)` 0/1, `w_c`, `b_c` and
-    `keep` `(T, B, 1)` 0/1. Output `(T, B, O + 2U + A + S)`: per step the
+    `keep` `(T, B, 1)` 0/1. `tanh`: whether the attentional layer has
+    `tanh` (else no activation). Output `(T, B, O + 2U + A + S)`: per step the
     output, `h`, `c`, `a` and the weights.
     """
 
@@ -177,10 +191,12 @@ def _make_loop(
             )
             attn = context
             if has_layer:
-                attn = ops.tanh(
+                attn = (
                     ops.matmul(ops.concatenate([context, h_new], -1), w_c)
                     + b_c
                 )
+                if tanh:
+                    attn = ops.tanh(attn)
             out = attn if output_attention else h_new
             h_s, c_s, a_s = h_new, c_new, attn
             if masked:
@@ -222,7 +238,7 @@ def _make_loop(
                 upstream, stacked, xw, h0, c0, a0, recurrent, memory, keys,
                 memory_mask, w_c, b_c, keep,
                 units=units, has_layer=has_layer,
-                output_attention=output_attention, masked=masked,
+                output_attention=output_attention, masked=masked, tanh=tanh,
             )
 
         return packed, grad
@@ -232,7 +248,7 @@ def _make_loop(
 
 def _backward(upstream, stacked, xw, h0, c0, a0, recurrent, memory, keys,
               memory_mask, w_c, b_c, keep, units, has_layer,
-              output_attention, masked):
+              output_attention, masked, tanh):
     """The gradients of the loop's inputs, given `upstream`, the gradient
     of its packed output. See `_make_loop` for the layout."""
     hs, cs, as_, gates, c_new, h_new, context, attn, _, alpha = stacked
@@ -256,7 +272,7 @@ def _backward(upstream, stacked, xw, h0, c0, a0, recurrent, memory, keys,
          tanh_c * o * (1 - o)],
         axis=-1,
     )
-    attn_d = 1 - attn * attn if has_layer else ops.ones_like(attn[..., :1])
+    attn_d = 1 - attn * attn if tanh else ops.ones_like(attn[..., :1])
     parts = [g_out, g_h, g_c, g_a, p, q, f, attn_d]
     widths = [out_size, units, units, a_size, units, 4 * units, units,
               attn_d.shape[-1]]
@@ -299,7 +315,7 @@ def _backward(upstream, stacked, xw, h0, c0, a0, recurrent, memory, keys,
         else:
             d_h_new = d_h_new + go
         if has_layer:
-            d_pre = d_attn * attn_d_t
+            d_pre = d_attn * attn_d_t if tanh else d_attn
             d_cat = ops.matmul(d_pre, w_c_t)
             d_ctx, d_h_attn = d_cat[:, :c_size], d_cat[:, c_size:]
             d_h_new = d_h_new + d_h_attn
