@@ -164,13 +164,14 @@ def _make_loop(
     output, `h`, `c`, `a` and the weights.
     """
 
-    def forward(xw, h0, c0, a0, recurrent, memory, keys, memory_mask,
-                w_c, b_c, keep):
+    def forward(*loop_inputs: Tensor) -> tuple:
+        (xw, h0, c0, a0, recurrent, memory, keys, memory_mask, w_c, b_c,
+         keep) = loop_inputs
         keys_t = ops.transpose(keys, (0, 2, 1))
         mask = memory_mask > 0.5
         sequence = ops.concatenate([xw, keep], axis=-1) if masked else xw
 
-        def step(carry, inputs):
+        def step(carry: tuple, inputs: Tensor):
             h, c, a = carry[:3]
             x_t = inputs[:, : 4 * units]
             z = x_t + ops.matmul(ops.concatenate([h, a], axis=-1), recurrent)
@@ -224,19 +225,22 @@ def _make_loop(
         return stacked
 
     @ops.custom_gradient
-    def loop(xw, h0, c0, a0, recurrent, memory, keys, memory_mask, w_c, b_c,
-             keep):
-        stacked = forward(xw, h0, c0, a0, recurrent, memory, keys,
-                          memory_mask, w_c, b_c, keep)
+    def loop(
+        xw: Tensor, h0: Tensor, c0: Tensor, a0: Tensor, recurrent: Tensor,
+        memory: Tensor, keys: Tensor, memory_mask: Tensor, w_c: Tensor,
+        b_c: Tensor, keep: Tensor,
+    ) -> tuple:
+        loop_inputs = (xw, h0, c0, a0, recurrent, memory, keys, memory_mask,
+                       w_c, b_c, keep)
+        stacked = forward(*loop_inputs)
         hs, cs, as_, gates, c_new, h_new, context, attn, out, alpha = stacked
         packed = ops.concatenate([out, hs, cs, as_, alpha], axis=-1)
 
-        def grad(*args, upstream=None):
+        def grad(*args: Tensor, upstream: Optional[Tensor] = None):
             if upstream is None:
                 (upstream,) = args
             return _backward(
-                upstream, stacked, xw, h0, c0, a0, recurrent, memory, keys,
-                memory_mask, w_c, b_c, keep,
+                upstream, stacked, loop_inputs,
                 units=units, has_layer=has_layer,
                 output_attention=output_attention, masked=masked, tanh=tanh,
             )
@@ -246,11 +250,25 @@ def _make_loop(
     return loop
 
 
-def _backward(upstream, stacked, xw, h0, c0, a0, recurrent, memory, keys,
-              memory_mask, w_c, b_c, keep, units, has_layer,
-              output_attention, masked, tanh):
+def _backward(
+    upstream: Tensor,
+    stacked: tuple,
+    loop_inputs: tuple,
+    units: int,
+    has_layer: bool,
+    output_attention: bool,
+    masked: bool,
+    tanh: bool,
+) -> tuple:
     """The gradients of the loop's inputs, given `upstream`, the gradient
-    of its packed output. See `_make_loop` for the layout."""
+    of its packed output, and `stacked`, what the forward loop kept. See
+    `_make_loop` for the layout.
+
+    A step is then a few ops and four matmuls, the gradient flowing back
+    through the attentional layer, the context, the score and the LSTM; a
+    padded step (`keep` 0) passes the gradient of the state through."""
+    (_, h0, c0, a0, recurrent, memory, keys, memory_mask, w_c, b_c,
+     keep) = loop_inputs
     hs, cs, as_, gates, c_new, h_new, context, attn, _, alpha = stacked
     size = out_size = attn.shape[-1] if output_attention else units
     a_size = a0.shape[-1]
@@ -294,7 +312,7 @@ def _backward(upstream, stacked, xw, h0, c0, a0, recurrent, memory, keys,
     w_c_t = ops.transpose(w_c)
     c_size = memory.shape[-1]
 
-    def step(carry, inputs):
+    def step(carry: tuple, inputs: Tensor):
         dh, dc, da = carry[:3]
         pieces = [inputs[:, a:b] for a, b in zip([0] + ends[:-1], ends)]
         go, gh, gc, ga, p_t, q_t, f_t, attn_d_t = pieces[:8]
