@@ -107,7 +107,7 @@ CASES = {
 
 @pytest.mark.parametrize(
     "case,masks",
-    [("dot", "none"), ("dot", "target"), ("dot", "source")]
+    [("dot", "none"), ("dot", "target")]
     + [(case, "both") for case in sorted(CASES)],
 )
 def test_fused_matches_generic(case, masks):
