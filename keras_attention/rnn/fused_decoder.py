@@ -65,12 +65,11 @@ _LAYER_ACTIVATIONS = (keras.activations.tanh, keras.activations.linear)
 def _scaled_keys(attention: keras.layers.Layer, keys: Tensor) -> Tensor:
     """`s K` such that `attention.score(q, K) = q . (s K)`, `(B, S, Dk)`.
 
-    The score of the identity matrix as queries, so that every scale the
-    layer has (learned, `1 / sqrt(Dk)`) is the layer's own."""
-    size = keys.shape[-1]
-    eye = ops.eye(size, dtype=keys.dtype)
-    eye = ops.broadcast_to(eye, (ops.shape(keys)[0], size, size))
-    return ops.transpose(attention.score(eye, keys), (0, 2, 1))
+    The scores of `FUSED_ATTENTIONS` are `s q . k`: `s` is the score of
+    a one-feature query and key of 1, so that every scale the layer has
+    (learned, `1 / sqrt(Dk)`) is the layer's own, with its gradient."""
+    one = ops.ones((1, 1, 1), dtype=keys.dtype)
+    return keys * ops.reshape(attention.score(one, one), ())
 
 
 def fused_decode(
