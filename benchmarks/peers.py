@@ -195,8 +195,11 @@ def build_local(sizes, savedir):
         keras.config.set_dtype_policy(policy)
         build = (models.stepwise_model if kind == "stepwise"
                  else models.sequence_model)
+        options = {}
+        if kind == "stepwise":
+            options["fused"] = "generic" not in name
         m = build(sizes, score, logits_dtype="float32",
-                  lstm=keras.layers.LSTM if before else ka.LSTM)
+                  lstm=keras.layers.LSTM if before else ka.LSTM, **options)
         if kind == "stepwise":
             m = m[0]
         keras.config.set_dtype_policy("float32")
@@ -243,11 +246,19 @@ FAST_VARIANTS = [
         ("luong", "bf16", "mixed_bfloat16", False),
         ("bahdanau", "bf16", "mixed_bfloat16", False),
     )
+] + [
+    # The step-wise model on AttentionRNN's generic loop (before the fused
+    # decoder).
+    (f"ours-stepwise-luong-train-{tag}", "stepwise", "luong", policy, False)
+    for tag, policy in (("generic", "float32"),
+                        ("generic-bf16", "mixed_bfloat16"))
 ]
 FAST_LABELS = {
     "keras": "keras.layers.LSTM and Keras' Adam (before)",
     "xla": "float32, XLA",
     "bf16": "mixed_bfloat16",
+    "generic": "AttentionRNN(fused=False) (before)",
+    "generic-bf16": "AttentionRNN(fused=False), mixed_bfloat16 (before)",
 }
 
 

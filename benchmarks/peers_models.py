@@ -60,10 +60,12 @@ def stepwise_parts(sizes, score, logits_dtype=None):
     return embedding, wrapper, projection
 
 
-def stepwise_model(sizes, score, logits_dtype=None, lstm=ka.LSTM):
+def stepwise_model(sizes, score, logits_dtype=None, lstm=ka.LSTM,
+                   fused="auto"):
     """The training model and the layers the translator reuses; `lstm`:
     the encoder's layer class (`keras.layers.LSTM` for the figures before
-    `keras_attention.LSTM`)."""
+    `keras_attention.LSTM`); `fused`: `AttentionRNN`'s (`False` for the
+    generic loop)."""
     source = keras.Input((None,), dtype="int32", name="source")
     target = keras.Input((None,), dtype="int32", name="target")
     encoder_model = keras.Model(source, encoder(sizes, source, lstm))
@@ -71,7 +73,7 @@ def stepwise_model(sizes, score, logits_dtype=None, lstm=ka.LSTM):
     embedding, wrapper, projection = stepwise_parts(
         sizes, score, logits_dtype
     )
-    outputs, _ = ka.AttentionRNN(wrapper)(
+    outputs, _ = ka.AttentionRNN(wrapper, fused=fused)(
         embedding(target), memory, initial_state=[h, c]
     )
     model = keras.Model([source, target], projection(outputs))

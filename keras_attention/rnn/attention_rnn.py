@@ -11,6 +11,8 @@ from keras_attention.checks import check_feature_shape
 from keras_attention.checks import check_mask
 from keras_attention.checks import check_same_batch
 from keras_attention.rnn.attention_wrapper import AttentionWrapper
+from keras_attention.rnn.fused_decoder import fused_decode
+from keras_attention.rnn.fused_decoder import fuses
 from keras_attention.rnn.loops import scan_steps
 from keras_attention.rnn.rnn_cells import can_project_inputs
 from keras_attention.rnn.rnn_cells import dropout_cells
@@ -67,6 +69,13 @@ class AttentionRNN(keras.layers.Layer):
     faster when no input feeding is needed: it keeps the RNN a single
     fused (cuDNN) layer and batches all attention products.
 
+    Fused loop: for a plain `keras.layers.LSTMCell`, a `DotAttention` or
+    `MultiplicativeAttention`, the Luong wiring with input feeding and no
+    dropout in the call, the loop runs fused, with a hand-written backward
+    pass whose weight gradients are one matmul for all steps (the same
+    results; `fuses(training)` says whether a call runs it). Any other
+    configuration runs the generic loop.
+
     Reference:
         - [Luong et al., 2015](https://arxiv.org/abs/1508.04025)
         - [Bahdanau et al., 2014](https://arxiv.org/abs/1409.0473)
@@ -75,6 +84,9 @@ class AttentionRNN(keras.layers.Layer):
         wrapper: An `AttentionWrapper`.
         return_state: If `True`, also returns the final state. Defaults to
             `False`.
+        fused: `"auto"` (the default) runs the fused loop where it applies,
+            `False` always the generic loop, `True` the fused loop or a
+            `ValueError` where it does not apply.
         **kwargs: Base layer keyword arguments, such as `name` and `dtype`.
 
     Call arguments:
@@ -128,7 +140,11 @@ class AttentionRNN(keras.layers.Layer):
     """
 
     def __init__(
-        self, wrapper: AttentionWrapper, return_state: bool = False, **kwargs
+        self,
+        wrapper: AttentionWrapper,
+        return_state: bool = False,
+        fused: bool | str = "auto",
+        **kwargs,
     ):
         super().__init__(**kwargs)
         if not isinstance(wrapper, AttentionWrapper):
@@ -136,8 +152,14 @@ class AttentionRNN(keras.layers.Layer):
                 "`wrapper` must be a keras_attention.AttentionWrapper. "
                 f"Received: wrapper={wrapper!r}"
             )
+        if fused not in ("auto", True, False):
+            raise ValueError(
+                "`fused` must be 'auto', True or False. "
+                f"Received: fused={fused!r}"
+            )
         self.wrapper = wrapper
         self.return_state = return_state
+        self.fused = fused
         self.supports_masking = True
 
     def _validate_shapes(self, inputs_shape: Shape, memory_shape: Shape):
@@ -162,6 +184,10 @@ class AttentionRNN(keras.layers.Layer):
         )
         if not self.wrapper.built:
             self.wrapper.build((inputs_shape[0], inputs_shape[2]), memory_shape)
+
+    def fuses(self, training: Optional[bool] = False) -> bool:
+        """Whether a call (with `training`) runs the fused loop."""
+        return self.fused is not False and fuses(self.wrapper, training)
 
     def get_initial_state(
         self,
@@ -191,6 +217,30 @@ class AttentionRNN(keras.layers.Layer):
         carried = ["cell_state", "attention"]
         if wrapper.attention.stateful:
             carried.append("alignment_state")
+        inputs_mask = check_mask(
+            self.__class__.__name__,
+            "inputs_mask",
+            inputs_mask,
+            tuple(inputs.shape[:2]),
+        )
+        if self.fused is True and not self.fuses(training):
+            raise ValueError(
+                "AttentionRNN: `fused=True` needs a plain LSTMCell, a "
+                "DotAttention or MultiplicativeAttention, the Luong wiring "
+                "with input feeding and no dropout in the call. Received: "
+                f"cell={wrapper.cell!r}, attention={wrapper.attention!r}, "
+                f"wiring={wrapper.wiring!r}, training={training!r}"
+            )
+        if self.fuses(training):
+            outputs, alignments, final_state = fused_decode(
+                wrapper, inputs, state, inputs_mask
+            )
+            dtype = self.compute_dtype
+            outputs = ops.cast(outputs, dtype)
+            alignments = ops.cast(alignments, dtype)
+            if not self.return_state:
+                return outputs, alignments
+            return outputs, alignments, final_state
         constants = {k: v for k, v in state.items() if k not in carried}
         dims = ops.shape(memory)
         batch_size, source_len = dims[0], dims[1]
@@ -209,13 +259,6 @@ class AttentionRNN(keras.layers.Layer):
                 ),
                 state["cell_state"],
             )
-
-        inputs_mask = check_mask(
-            self.__class__.__name__,
-            "inputs_mask",
-            inputs_mask,
-            tuple(inputs.shape[:2]),
-        )
 
         # `keras.ops.scan` gets a single scanned tensor: on TensorFlow it
         # fails on several scanned tensors whose length is unknown when
@@ -375,6 +418,7 @@ class AttentionRNN(keras.layers.Layer):
             {
                 "wrapper": keras.saving.serialize_keras_object(self.wrapper),
                 "return_state": self.return_state,
+                "fused": self.fused,
             }
         )
         return config
