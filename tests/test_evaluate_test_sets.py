@@ -11,7 +11,7 @@ from examples.g2p import evaluate_lexicon
 from examples.nmt import cli as nmt_cli
 from examples.nmt import dates
 from examples.nmt import evaluate_data
-from examples.nmt import export as export_lib
+from keras_attention.seq2seq import serving as export_lib
 from tests import web_model
 
 pytestmark = pytest.mark.tf_only

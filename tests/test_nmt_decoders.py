@@ -380,7 +380,7 @@ def test_ensemble_averages_the_members_probabilities(runs, tmp_path):
         inputs = {"source_ids": src,
                   "target_in": np.array([[text_lib.START_ID] + forced], "int32")}
         probs = [
-            tf.nn.softmax(m[0](inputs)).numpy()[0] for m in members
+            tf.nn.softmax(m[0](inputs)["logits"]).numpy()[0] for m in members
         ]
         mean = (probs[0] + probs[1]) / 2
         expected = sum(np.log(mean[t, tok]) for t, tok in enumerate(forced))

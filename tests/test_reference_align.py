@@ -136,17 +136,17 @@ def test_cli_from_english_transposes(tmp_path, monkeypatch, capsys):
     for (sure, _), (source, target) in zip(written, corpus.pairs):
         for s, t in sure:
             assert s < len(source.split()) and t < len(target.split())
-    # `train --guided-alignment` accepts the file (pipeline.split_links).
+    # `train --guided-alignment` accepts the file (data.load_splits with
+    # links_path attaches one line of links to each pair).
     from examples.nmt import config as config_lib
-    from examples.nmt import pipeline
 
     data_config = config_lib.DataConfig(
         paths=(str(data),), direction="from-english",
         validation_fraction=0.0, test_fraction=0.0,
     )
-    _, splits = data_lib.load_splits(data_config)
-    links = pipeline.split_links(data_config, out, splits)
-    assert sorted(number for number, _ in links["train"]) == [1, 2]
+    _, splits = data_lib.load_splits(data_config, links_path=out)
+    links = splits["train"].links
+    assert sorted(number for number, _ in links) == [1, 2]
 
 
 def test_cli_errors(tmp_path, monkeypatch, capsys):

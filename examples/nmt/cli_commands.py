@@ -90,7 +90,6 @@ def add_reference_align_command(sub):
     """`reference-align`: eflomal links for `train --guided-alignment`."""
     from examples.nmt.data import DATA_FORMATS
     from examples.nmt.readers import DIRECTIONS
-    from keras_attention.alignment.symmetrization import METHODS
 
     p = sub.add_parser(
         "reference-align",
@@ -107,7 +106,10 @@ def add_reference_align_command(sub):
         help="the direction of the model to train (default %(default)s)",
     )
     p.add_argument(
-        "--symmetrize", default="grow-diag-final-and", choices=METHODS
+        "--symmetrize", default="grow-diag-final-and",
+        help="how the two directions combine: a method of "
+        "keras_attention.alignment.symmetrize, checked before aligning "
+        "(default %(default)s)",
     )
     p.add_argument(
         "--out", required=True,
