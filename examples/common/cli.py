@@ -163,3 +163,19 @@ def run_main(parser, argv=None, debug_variable="NMT_DEBUG"):
             raise
         print(f"{parser.prog} {args.command}: error: {e}", file=sys.stderr)
         return 2
+
+
+def add_serve_command(sub, func, shows):
+    """`serve --model RUN_OR_SAVED_MODEL [--port N]`: the local web page of
+    a run or a SavedModel (`keras_attention.seq2seq.web`); `shows` ends the
+    help line (what the page shows), `func` runs the command."""
+    p = sub.add_parser("serve", help=f"a web page on 127.0.0.1: {shows}")
+    p.add_argument(
+        "--model", required=True, help="SavedModel directory or run directory"
+    )
+    p.add_argument(
+        "--port", type=int, default=8000,
+        help="port on 127.0.0.1 (default %(default)s; 0: any free port)",
+    )
+    p.set_defaults(func=func)
+    return p

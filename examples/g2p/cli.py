@@ -180,18 +180,9 @@ def build_parser():
     )
     p.set_defaults(func=cmd_demo)
 
-    p = sub.add_parser(
-        "serve", help="a web page on 127.0.0.1: pronunciations, attention "
-        "heatmap, letter-phone links",
+    common_cli.add_serve_command(
+        sub, cmd_serve, "pronunciations, attention heatmap, letter-phone links"
     )
-    p.add_argument(
-        "--model", required=True, help="SavedModel directory or run directory"
-    )
-    p.add_argument(
-        "--port", type=int, default=8000,
-        help="port on 127.0.0.1 (default %(default)s; 0: any free port)",
-    )
-    p.set_defaults(func=cmd_serve)
     return parser
 
 

@@ -72,18 +72,9 @@ def add_test_set_arguments(p):
 
 def add_serve_command(sub):
     """`serve`: the local web page of a run or SavedModel."""
-    p = sub.add_parser(
-        "serve", help="a web page on 127.0.0.1: translations, attention "
-        "heatmap, word links",
-    )
-    p.add_argument(
-        "--model", required=True, help="SavedModel directory or run directory"
-    )
-    p.add_argument(
-        "--port", type=int, default=8000,
-        help="port on 127.0.0.1 (default %(default)s; 0: any free port)",
-    )
-    p.set_defaults(func=cmd_serve)
+    from examples.common.cli import add_serve_command as add_serve
+
+    add_serve(sub, cmd_serve, "translations, attention heatmap, word links")
 
 
 def add_reference_align_command(sub):
