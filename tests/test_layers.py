@@ -611,7 +611,7 @@ TENSORFLOW_ALLOWED = {
 }
 # The parts of keras_attention.seq2seq that their docstrings say need
 # TensorFlow: the tf.data pipeline, the SavedModel serving, the text ops of
-# tokenizers, and FusedAdam's fused update (TensorFlow's kernel).
+# tokenizers, the web page's SavedModel calls, and FusedAdam's fused update (TensorFlow's kernel).
 TENSORFLOW_MODULES = {
     "seq2seq/dataset.py",
     "seq2seq/fused_adam.py",
@@ -620,6 +620,7 @@ TENSORFLOW_MODULES = {
     "seq2seq/serving/serving_ops.py",
     "seq2seq/serving/tokenizer.py",
     "seq2seq/serving/translator.py",
+    "seq2seq/web/translator.py",
 }
 
 
