@@ -2,7 +2,7 @@
 vocabularies, final weights) and `expected.json`, the greedy translations
 and attention of a few dates as the code of the time gave them.
 
-`tests/test_compat_run.py` loads the run with the current code and checks
+`tests/test_run_dir_compat.py` loads the run with the current code and checks
 that it translates the same (`outputs` follows the current API; the data
 were written by the version of the commit that added them, when the
 example's model was a plain class of seven `keras.Model`s). Run from the
