@@ -400,3 +400,26 @@ def test_state_helpers_check_their_tensors():
         decoding.gather_state(state, tensor([0, 5]))
     with pytest.raises(ValueError, match="`indices`"):
         decoding.gather_state(state, tensor([-1, 0]))
+
+
+@pytest.mark.parametrize("decoder", sorted(DECODERS))
+def test_max_length_beyond_a_buffer_raises_before_allocating(decoder):
+    # A valid int32 `max_length` whose up-front output buffers (rows x
+    # max_length x source length for the attention) exceed what a tensor
+    # holds: a ValueError naming it, not an allocation failure deep inside
+    # the backend.
+    with pytest.raises(ValueError, match="`max_length` is too large"):
+        decode(decoder, max_length=2**31 - 1)
+
+
+def test_buffer_check_counts_every_dimension():
+    from keras_attention.decoding.args import check_buffer_size
+
+    check_buffer_size(2, 2**20, (3,))  # 6M elements: allowed
+    check_buffer_size(8, 2**28 - 1, ())  # just under 2**31
+    with pytest.raises(ValueError, match="2 x 1073741824 x 3"):
+        check_buffer_size(2, 2**30, (3,))
+    with pytest.raises(ValueError, match="max_length=268435456"):
+        check_buffer_size(8, 2**28, ())
+    # Dynamic sizes (traced functions) are not checked here.
+    check_buffer_size(None, 2**30, (3,))

@@ -162,6 +162,30 @@ def length_limits(
     )
 
 
+def check_buffer_size(
+    num_rows: IntOrTensor, width: IntOrTensor, trailing: Tuple
+) -> None:
+    """The output buffers, allocated up front for `max_length` steps, must
+    fit a tensor: at most `2**31 - 1` elements each.
+
+    Checked where the sizes are static (Python ints); inside a traced
+    function with dynamic sizes the backend allocates what it is asked.
+    """
+    sizes = (num_rows, width) + tuple(trailing)
+    if not all(isinstance(size, numbers.Integral) for size in sizes):
+        return
+    elements = int(np.prod([int(size) for size in sizes], dtype=object))
+    if elements > INT32_MAX:
+        raise ValueError(
+            "`max_length` is too large for the decode buffers, which are "
+            "allocated up front for `max_length` steps: rows x max_length"
+            f"{' x attention' if trailing else ''} = "
+            f"{' x '.join(str(int(s)) for s in sizes)} = {elements:,} "
+            "elements, more than a tensor holds (2**31 - 1). Pass a "
+            f"smaller `max_length`. Received: max_length={int(width)}"
+        )
+
+
 def check_limits_batch(limits: Optional[Tensor], tokens: Tensor) -> None:
     """Per-sentence `max_length` limits must have the batch size."""
     if limits is None:

@@ -196,6 +196,8 @@ def run_loop(
         limits = ops.full((num_rows,), bound, dtype="int32")
     # At least one column, for the write of step 0.
     width = max(bound, 1) if isinstance(bound, int) else ops.maximum(bound, 1)
+    trailing = () if attention is None else tuple(attention.shape[1:])
+    args.check_buffer_size(num_rows, width, trailing)
     buffers = _new_buffers(num_rows, width, pad_token, attention)
 
     def update(

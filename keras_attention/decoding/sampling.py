@@ -344,6 +344,8 @@ def sample_decode(
         width = max(bound, 1) if isinstance(bound, int) else (
             ops.maximum(bound, 1)
         )
+        # The draws of every step, made up front like the output buffers.
+        args.check_buffer_size(ops.shape(start)[0], width, ())
         uniform = keras.random.uniform(
             (ops.shape(start)[0], width), seed=seed, dtype="float32"
         )
