@@ -10,6 +10,7 @@
     python -m examples.g2p evaluate --run runs/g2p       # greedy and beam
     python -m examples.g2p evaluate --run runs/g2p --lexicon test.tsv
     python -m examples.g2p serve --model runs/g2p        # a local web page
+    python -m examples.g2p translate --model pretrained read   # shipped model
 
 Argument parsing only. The flags of `train` and `demo` come from the config
 dataclasses (`config.py`; the model and training ones are the examples'
@@ -60,13 +61,20 @@ def cmd_export(args):
 
 
 def cmd_translate(args):
+    from examples.g2p import pretrained
+
+    args.model = pretrained.model_path(args.model)
     decoding_cli.translate_texts(args, common_cli.read_texts(args))
     return 0
 
 
 def cmd_evaluate(args):
     from examples.g2p import evaluate as eval_lib
+    from examples.g2p import pretrained
 
+    if pretrained.is_pretrained(args.run):
+        args.saved_model = args.saved_model or pretrained.saved_model()
+        args.run = pretrained.DIRECTORY
     if args.lexicon:
         from examples.g2p import evaluate_lexicon
 
@@ -92,9 +100,10 @@ def cmd_evaluate(args):
 
 
 def cmd_serve(args):
+    from examples.g2p import pretrained
     from examples.g2p import serve
 
-    serve.serve(args.model, args.port)
+    serve.serve(pretrained.model_path(args.model), args.port)
     return 0
 
 
@@ -135,7 +144,9 @@ def build_parser():
 
     p = sub.add_parser("translate", help="pronounce words (exported model)")
     p.add_argument(
-        "--model", required=True, help="SavedModel directory or run directory"
+        "--model", required=True,
+        help="SavedModel directory, run directory, or 'pretrained' (the "
+        "model shipped with the example)",
     )
     p.add_argument("text", nargs="*", help="words (default: --file/stdin)")
     p.add_argument("--file", help="file with one word a line")
@@ -148,7 +159,11 @@ def build_parser():
     p.set_defaults(func=cmd_translate)
 
     p = sub.add_parser("evaluate", help="WER and PER on a split")
-    p.add_argument("--run", required=True, help="run directory of `train`")
+    p.add_argument(
+        "--run", required=True,
+        help="run directory of `train`, or 'pretrained' (the shipped model; "
+        "with --lexicon)",
+    )
     p.add_argument(
         "--split", default="test", choices=["train", "validation", "test"]
     )
