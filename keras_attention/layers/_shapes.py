@@ -1,14 +1,22 @@
-"""Input checks of the attention layers: ranks, batch sizes, dtypes."""
+"""Input checks of the attention layers: ranks, batch sizes, dtypes, masks.
+
+The functions check shapes and tensors; `AttentionInputChecks`, a part of
+`BaseAttention`, applies them to a layer's inputs and masks, with the
+layer's class name in the messages and its score's own feature size check
+(`_check_feature_sizes`).
+"""
 
 from typing import Optional
 from typing import Tuple
 
 import keras
 
+from keras_attention.checks import check_mask
 from keras_attention.checks import check_same_batch
 from keras_attention.checks import is_floating
 from keras_attention.checks import shape_str
 from keras_attention.typing import Shape
+from keras_attention.typing import Tensor
 
 
 def validate_attention_shapes(
@@ -103,3 +111,63 @@ def attention_output_shapes(
         (batch, query_shape[1], value_shape[-1]),
         (batch, query_shape[1], source),
     )
+
+
+class AttentionInputChecks:
+    """The input checks of an attention layer (a `BaseAttention` part).
+
+    A score whose feature sizes must agree (the dot score: `Dq == Dk`)
+    overrides `_check_feature_sizes`.
+    """
+
+    def _check_feature_sizes(
+        self, query_shape: Shape, value_shape: Shape, key_shape: Shape
+    ):
+        """Hook for score-specific feature size checks."""
+
+    def _validate_shapes(
+        self,
+        query_shape: Shape,
+        value_shape: Shape,
+        key_shape: Optional[Shape] = None,
+    ):
+        shapes = validate_attention_shapes(
+            self.__class__.__name__, query_shape, value_shape, key_shape
+        )
+        self._check_feature_sizes(*shapes)
+        return shapes
+
+    def _validate_tensors(
+        self, query: Tensor, value: Tensor, key: Optional[Tensor]
+    ):
+        check_floating_inputs(
+            self.__class__.__name__, query=query, value=value, key=key
+        )
+        return self._validate_shapes(
+            query.shape, value.shape, None if key is None else key.shape
+        )
+
+    def _check_value_mask(self, value_mask: Optional[Tensor], value: Tensor):
+        return check_mask(
+            self.__class__.__name__,
+            "value_mask",
+            value_mask,
+            (value.shape[0], value.shape[1]),
+        )
+
+    def _check_step_masks(
+        self,
+        query: Tensor,
+        value: Tensor,
+        query_mask: Optional[Tensor],
+        value_mask: Optional[Tensor],
+    ) -> Tuple[Optional[Tensor], Optional[Tensor]]:
+        """The checked query mask and value mask of one `attend` call."""
+        # (batch_size,) for one step, (batch_size, Tq) for a sequence.
+        query_mask = check_mask(
+            self.__class__.__name__,
+            "query_mask",
+            query_mask,
+            tuple(query.shape[:-1]),
+        )
+        return query_mask, self._check_value_mask(value_mask, value)

@@ -10,6 +10,9 @@ from keras import ops
 from keras_attention.checks import check_positive_int
 from keras_attention.layers.base_attention import BaseAttention
 from keras_attention.ops.scores import additive_score
+from keras_attention.typing import Constraint
+from keras_attention.typing import Initializer
+from keras_attention.typing import Regularizer
 from keras_attention.typing import Shape
 from keras_attention.typing import Tensor
 
@@ -25,11 +28,48 @@ class AdditiveScore:
     (`score_kernel`, `(units,)`), the optional bias `b` (`bias`) and gain
     `g` (`score_gain`, weight normalization), and the score
     `e_i = v^T tanh(W1 k_i + W2 q + b [+ extra_i])` of
-    `keras_attention.ops.additive_score`. The layer provides `units`,
-    `kernel_initializer` and `max_block_elements` (or `None`); the
-    `build_*` methods are called in the order that gives each layer its
-    weight order.
+    `keras_attention.ops.additive_score`. The layer provides `units` and
+    `kernel_initializer` (`set_additive_options` keeps it with the bias
+    initializer, regularizer and constraint of `AdditiveAttention` and
+    `LocationSensitiveAttention`); the `build_*` methods are called in the
+    order that gives each layer its weight order.
     """
+
+    def set_additive_options(
+        self,
+        kernel_initializer: Initializer,
+        bias_initializer: Initializer,
+        kernel_regularizer: Regularizer,
+        kernel_constraint: Constraint,
+    ) -> None:
+        """Keeps the options of the additive weights as Keras objects.
+
+        The kernel initializer, regularizer and constraint are those of
+        `W1`, `W2`, `v` (and the layer's other kernels), the bias
+        initializer that of `b`. `additive_options_config` gives them back
+        for `get_config`.
+        """
+        self.kernel_initializer = keras.initializers.get(kernel_initializer)
+        self.bias_initializer = keras.initializers.get(bias_initializer)
+        self.kernel_regularizer = keras.regularizers.get(kernel_regularizer)
+        self.kernel_constraint = keras.constraints.get(kernel_constraint)
+
+    def additive_options_config(self) -> dict:
+        """The options of `set_additive_options`, serialized."""
+        return {
+            "kernel_initializer": keras.initializers.serialize(
+                self.kernel_initializer
+            ),
+            "bias_initializer": keras.initializers.serialize(
+                self.bias_initializer
+            ),
+            "kernel_regularizer": keras.regularizers.serialize(
+                self.kernel_regularizer
+            ),
+            "kernel_constraint": keras.constraints.serialize(
+                self.kernel_constraint
+            ),
+        }
 
     def build_additive_kernels(
         self,
@@ -231,10 +271,10 @@ class AdditiveAttention(AdditiveScore, BaseAttention):
         units: int,
         use_bias: bool = True,
         normalize: bool = False,
-        kernel_initializer: Any = "glorot_uniform",
-        bias_initializer: Any = "zeros",
-        kernel_regularizer: Any = None,
-        kernel_constraint: Any = None,
+        kernel_initializer: Initializer = "glorot_uniform",
+        bias_initializer: Initializer = "zeros",
+        kernel_regularizer: Regularizer = None,
+        kernel_constraint: Constraint = None,
         max_block_elements: int | None = DEFAULT_MAX_BLOCK_ELEMENTS,
         **kwargs,
     ):
@@ -242,10 +282,12 @@ class AdditiveAttention(AdditiveScore, BaseAttention):
         self.units = check_positive_int("units", units)
         self.use_bias = use_bias
         self.normalize = normalize
-        self.kernel_initializer = keras.initializers.get(kernel_initializer)
-        self.bias_initializer = keras.initializers.get(bias_initializer)
-        self.kernel_regularizer = keras.regularizers.get(kernel_regularizer)
-        self.kernel_constraint = keras.constraints.get(kernel_constraint)
+        self.set_additive_options(
+            kernel_initializer,
+            bias_initializer,
+            kernel_regularizer,
+            kernel_constraint,
+        )
         self.max_block_elements = check_positive_int(
             "max_block_elements", max_block_elements, allow_none=True
         )
@@ -284,18 +326,7 @@ class AdditiveAttention(AdditiveScore, BaseAttention):
                 "units": self.units,
                 "use_bias": self.use_bias,
                 "normalize": self.normalize,
-                "kernel_initializer": keras.initializers.serialize(
-                    self.kernel_initializer
-                ),
-                "bias_initializer": keras.initializers.serialize(
-                    self.bias_initializer
-                ),
-                "kernel_regularizer": keras.regularizers.serialize(
-                    self.kernel_regularizer
-                ),
-                "kernel_constraint": keras.constraints.serialize(
-                    self.kernel_constraint
-                ),
+                **self.additive_options_config(),
                 "max_block_elements": self.max_block_elements,
             }
         )

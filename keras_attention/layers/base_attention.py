@@ -7,11 +7,9 @@ from typing import Tuple
 import keras
 from keras import ops
 
-from keras_attention.checks import check_mask
 from keras_attention.layers._dropout import AttentionDropout
+from keras_attention.layers._shapes import AttentionInputChecks
 from keras_attention.layers._shapes import attention_output_shapes
-from keras_attention.layers._shapes import check_floating_inputs
-from keras_attention.layers._shapes import validate_attention_shapes
 from keras_attention.ops.masking import masked_softmax
 from keras_attention.ops.masking import score_mask
 from keras_attention.ops.masking import zero_masked_positions
@@ -21,12 +19,15 @@ from keras_attention.typing import Tensor
 __all__ = ["BaseAttention"]
 
 
-class BaseAttention(AttentionDropout, keras.layers.Layer):
+class BaseAttention(
+    AttentionInputChecks, AttentionDropout, keras.layers.Layer
+):
     """Base class of the attention layers of `keras_attention`.
 
-    It owns everything the scores share: input validation, masks (Keras
-    masks, explicit masks and the causal mask), the masked softmax, dropout
-    on the weights, `compute_mask`, output shapes and `get_config`. A
+    It owns everything the scores share: input validation (its checks in
+    `AttentionInputChecks`), masks (Keras masks, explicit masks and the
+    causal mask), the masked softmax, dropout on the weights (in
+    `AttentionDropout`), `compute_mask`, output shapes and `get_config`. A
     subclass implements `build`, `project_key` and `score`.
 
     The call convention is the same for all layers:
@@ -109,42 +110,7 @@ class BaseAttention(AttentionDropout, keras.layers.Layer):
         """Unnormalised scores `(batch_size, Tq, S)` of rank-3 queries."""
         raise NotImplementedError
 
-    def _check_feature_sizes(
-        self, query_shape: Shape, value_shape: Shape, key_shape: Shape
-    ):
-        """Hook for score-specific feature size checks."""
-
     # ------------------------------------------------------------------
-    def _validate_shapes(
-        self,
-        query_shape: Shape,
-        value_shape: Shape,
-        key_shape: Optional[Shape] = None,
-    ):
-        shapes = validate_attention_shapes(
-            self.__class__.__name__, query_shape, value_shape, key_shape
-        )
-        self._check_feature_sizes(*shapes)
-        return shapes
-
-    def _validate_tensors(
-        self, query: Tensor, value: Tensor, key: Optional[Tensor]
-    ):
-        check_floating_inputs(
-            self.__class__.__name__, query=query, value=value, key=key
-        )
-        return self._validate_shapes(
-            query.shape, value.shape, None if key is None else key.shape
-        )
-
-    def _check_value_mask(self, value_mask: Optional[Tensor], value: Tensor):
-        return check_mask(
-            self.__class__.__name__,
-            "value_mask",
-            value_mask,
-            (value.shape[0], value.shape[1]),
-        )
-
     def build(
         self,
         query_shape: Shape,
@@ -305,23 +271,6 @@ class BaseAttention(AttentionDropout, keras.layers.Layer):
         return self._context(
             weights, value, query_mask, training, dropout_mask
         )
-
-    def _check_step_masks(
-        self,
-        query: Tensor,
-        value: Tensor,
-        query_mask: Optional[Tensor],
-        value_mask: Optional[Tensor],
-    ) -> Tuple[Optional[Tensor], Optional[Tensor]]:
-        """The checked query mask and value mask of one `attend` call."""
-        # (batch_size,) for one step, (batch_size, Tq) for a sequence.
-        query_mask = check_mask(
-            self.__class__.__name__,
-            "query_mask",
-            query_mask,
-            tuple(query.shape[:-1]),
-        )
-        return query_mask, self._check_value_mask(value_mask, value)
 
     def _context(
         self,

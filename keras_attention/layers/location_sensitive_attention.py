@@ -131,10 +131,12 @@ class LocationSensitiveAttention(AdditiveScore, StatefulAttention):
             )
         self.cumulative = bool(cumulative)
         self.use_bias = bool(use_bias)
-        self.kernel_initializer = keras.initializers.get(kernel_initializer)
-        self.bias_initializer = keras.initializers.get(bias_initializer)
-        self.kernel_regularizer = keras.regularizers.get(kernel_regularizer)
-        self.kernel_constraint = keras.constraints.get(kernel_constraint)
+        self.set_additive_options(
+            kernel_initializer,
+            bias_initializer,
+            kernel_regularizer,
+            kernel_constraint,
+        )
 
     def build(
         self,
@@ -260,18 +262,7 @@ class LocationSensitiveAttention(AdditiveScore, StatefulAttention):
                 "kernel_size": self.kernel_size,
                 "cumulative": self.cumulative,
                 "use_bias": self.use_bias,
-                "kernel_initializer": keras.initializers.serialize(
-                    self.kernel_initializer
-                ),
-                "bias_initializer": keras.initializers.serialize(
-                    self.bias_initializer
-                ),
-                "kernel_regularizer": keras.regularizers.serialize(
-                    self.kernel_regularizer
-                ),
-                "kernel_constraint": keras.constraints.serialize(
-                    self.kernel_constraint
-                ),
+                **self.additive_options_config(),
             }
         )
         return config

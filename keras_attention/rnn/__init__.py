@@ -6,8 +6,9 @@
 - `AttentionRNN`: the wrapper run over a whole target sequence.
 - `AttentionalOutput`: Luong's attentional vector `tanh(W_c [c; h])`.
 - `LSTM`: `keras.layers.LSTM` with a faster loop off cuDNN.
-- `wiring`, `rnn_cells`, `loops`: the step wirings, the cell helpers and
-  the loop both share.
+- `wiring`, `wrapper_state`, `rnn_cells`: the step wirings, the wrapper's
+  state and what both layers need of a Keras cell; `loops` and
+  `fused_decoder`: `AttentionRNN`'s generic and fused loops.
 """
 
 from keras_attention.rnn.attention_rnn import AttentionRNN

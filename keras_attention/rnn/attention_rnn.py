@@ -5,7 +5,6 @@ from typing import Optional
 
 import keras
 from keras import ops
-from keras import tree
 
 from keras_attention.checks import check_feature_shape
 from keras_attention.checks import check_mask
@@ -13,12 +12,8 @@ from keras_attention.checks import check_same_batch
 from keras_attention.rnn.attention_wrapper import AttentionWrapper
 from keras_attention.rnn.fused_decoder import fused_decode
 from keras_attention.rnn.fused_decoder import fuses
-from keras_attention.rnn.loops import scan_steps
-from keras_attention.rnn.rnn_cells import can_project_inputs
-from keras_attention.rnn.rnn_cells import dropout_cells
-from keras_attention.rnn.rnn_cells import prepare_dropout_masks
-from keras_attention.rnn.rnn_cells import project_inputs
-from keras_attention.rnn.rnn_cells import reset_dropout_masks
+from keras_attention.rnn.loops import generic_decode
+from keras_attention.rnn.wrapper_state import carried_state_spec
 from keras_attention.typing import NestedTensor
 from keras_attention.typing import Shape
 from keras_attention.typing import Tensor
@@ -214,9 +209,6 @@ class AttentionRNN(keras.layers.Layer):
         state = wrapper.get_initial_state(
             memory, memory_mask=memory_mask, cell_state=initial_state
         )
-        carried = ["cell_state", "attention"]
-        if wrapper.attention.stateful:
-            carried.append("alignment_state")
         inputs_mask = check_mask(
             self.__class__.__name__,
             "inputs_mask",
@@ -231,119 +223,19 @@ class AttentionRNN(keras.layers.Layer):
                 f"cell={wrapper.cell!r}, attention={wrapper.attention!r}, "
                 f"wiring={wrapper.wiring!r}, training={training!r}"
             )
+        dtype = self.compute_dtype
         if self.fuses(training):
             outputs, alignments, final_state = fused_decode(
                 wrapper, inputs, state, inputs_mask
             )
-            dtype = self.compute_dtype
             outputs = ops.cast(outputs, dtype)
             alignments = ops.cast(alignments, dtype)
-            if not self.return_state:
-                return outputs, alignments
-            return outputs, alignments, final_state
-        constants = {k: v for k, v in state.items() if k not in carried}
-        dims = ops.shape(memory)
-        batch_size, source_len = dims[0], dims[1]
-        output_size = wrapper.output_size(memory.shape[-1])
-
-        cell_dropout = training and dropout_cells(wrapper.cell)
-        if cell_dropout:
-            cell_input_size = wrapper.cell_input_size(
-                inputs.shape[-1], memory.shape[-1]
+        else:
+            outputs, alignments, final_state = generic_decode(
+                wrapper, inputs, memory, state, inputs_mask, training, dtype
             )
-            prepare_dropout_masks(
-                wrapper.cell,
-                ops.zeros(
-                    (batch_size, cell_input_size),
-                    dtype=wrapper.cell.compute_dtype,
-                ),
-                state["cell_state"],
-            )
-
-        # `keras.ops.scan` gets a single scanned tensor: on TensorFlow it
-        # fails on several scanned tensors whose length is unknown when
-        # traced (a `tf.function` with a `None` time dimension, as in
-        # `model.export` or `fit` retracing on new lengths). The target mask
-        # and the attention dropout masks travel as 0/1 features appended to
-        # the inputs.
-        # The input projection of a plain LSTM cell (`x_t @ W_x + b` of its
-        # gates) does not depend on the loop: one matmul for all steps.
-        hoisted = can_project_inputs(wrapper.cell, bool(training))
-        step_inputs = inputs
-        if hoisted:
-            step_inputs = project_inputs(wrapper.cell, inputs)
-        run_step = wrapper.projected_step if hoisted else wrapper.step
-        size = step_inputs.shape[-1]
-        parts = [step_inputs]
-        masked = inputs_mask is not None
-        if masked:
-            parts.append(ops.expand_dims(inputs_mask, -1))
-        attention = wrapper.attention
-        dropout = bool(training) and attention.dropout > 0
-        if dropout:
-            # The attention dropout masks of all steps, drawn before the
-            # loop: no random state is updated inside it (JAX's `lax.scan`
-            # cannot leak it out).
-            parts.append(
-                attention.draw_dropout_mask(
-                    (batch_size, ops.shape(inputs)[1], source_len)
-                )
-            )
-        packed = ops.concatenate(
-            [ops.cast(p, step_inputs.dtype) for p in parts], axis=-1
-        )
-        time_major = ops.transpose(packed, (1, 0, 2))
-
-        def step(carry: dict, x_t: Tensor):
-            loop_state = dict(constants)
-            for k in carried:
-                loop_state[k] = carry[k]
-            dropout_mask = None
-            if dropout:
-                dropout_mask = x_t[:, size + int(masked) :] > 0.5
-            # The reshape restores the static feature size, which slicing
-            # a tensor of unknown width loses.
-            output, new_state, weights = run_step(
-                ops.reshape(x_t[:, :size], (-1, size)),
-                loop_state,
-                training=training,
-                dropout_mask=dropout_mask,
-            )
-            new_carry = {k: new_state[k] for k in carried}
-            new_carry["output"] = ops.cast(output, self.compute_dtype)
-            new_carry["weights"] = ops.cast(weights, self.compute_dtype)
-            if masked:
-                keep = x_t[:, size : size + 1] > 0.5
-                # A padded step keeps the state (cell, attentional vector,
-                # alignment) and outputs zeros.
-                old = {k: carry[k] for k in carried}
-                old["output"] = ops.zeros_like(new_carry["output"])
-                old["weights"] = ops.zeros_like(new_carry["weights"])
-                new_carry = tree.map_structure(
-                    lambda n, o: ops.where(keep, n, o), new_carry, old
-                )
-            return new_carry
-
-        init = {k: state[k] for k in carried}
-        dtype = self.compute_dtype
-        init["output"] = ops.zeros((batch_size, output_size), dtype)
-        init["weights"] = ops.zeros((batch_size, source_len), dtype)
-        final, history = scan_steps(
-            step, init, time_major, collect=("output", "weights")
-        )
-
-        if cell_dropout:
-            reset_dropout_masks(wrapper.cell)
-
-        outputs = ops.cast(
-            ops.transpose(history["output"], (1, 0, 2)), self.compute_dtype
-        )
-        alignments = ops.cast(
-            ops.transpose(history["weights"], (1, 0, 2)), self.compute_dtype
-        )
         if not self.return_state:
             return outputs, alignments
-        final_state = {k: final[k] for k in carried}
         return outputs, alignments, final_state
 
     def compute_mask(
@@ -354,28 +246,6 @@ class AttentionRNN(keras.layers.Layer):
         # The outputs carry the mask of the inputs; alignments and states
         # carry none.
         return [previous_mask, None]
-
-    def _final_state_spec(self, batch_size: Optional[int], memory_shape: Shape):
-        template = self.wrapper.initial_cell_state(1)
-        cell_state = tree.map_structure(
-            lambda t: keras.KerasTensor(
-                (batch_size,) + tuple(t.shape[1:]),
-                dtype=self.wrapper.cell.compute_dtype,
-            ),
-            template,
-        )
-        attention = keras.KerasTensor(
-            (batch_size, self.wrapper.attention_size(memory_shape[-1])),
-            dtype=self.wrapper.compute_dtype,
-        )
-        spec = {"cell_state": cell_state, "attention": attention}
-        if self.wrapper.attention.stateful:
-            spec["alignment_state"] = (
-                self.wrapper.attention.alignment_state_spec(
-                    batch_size, memory_shape[1]
-                )
-            )
-        return spec
 
     def compute_output_spec(
         self,
@@ -409,7 +279,7 @@ class AttentionRNN(keras.layers.Layer):
         return (
             outputs,
             alignments,
-            self._final_state_spec(batch_size, memory_shape),
+            carried_state_spec(self.wrapper, batch_size, memory_shape),
         )
 
     def get_config(self) -> dict:

@@ -5,25 +5,20 @@ from typing import Any
 from typing import Optional
 
 import keras
-from keras import ops
-from keras import tree
 
 from keras_attention.checks import check_feature_shape
-from keras_attention.checks import check_mask
 from keras_attention.checks import check_positive_int
-from keras_attention.checks import shape_str
 from keras_attention.layers.base_attention import BaseAttention
 from keras_attention.rnn.attentional_output import AttentionalOutput
 from keras_attention.rnn.rnn_cells import cell_output_size
-from keras_attention.rnn.rnn_cells import check_cell_state
 from keras_attention.rnn.rnn_cells import initial_cell_state
 from keras_attention.rnn.wiring import WIRINGS
 from keras_attention.rnn.wiring import wiring_step
+from keras_attention.rnn.wrapper_state import initial_state
 from keras_attention.typing import IntOrTensor
 from keras_attention.typing import NestedTensor
 from keras_attention.typing import Shape
 from keras_attention.typing import Tensor
-
 
 
 @keras.saving.register_keras_serializable(package="keras_attention")
@@ -297,37 +292,11 @@ class AttentionWrapper(keras.layers.Layer):
             ValueError: on a memory, mask, cell state or attention vector
                 of the wrong shape, or a floating mask.
         """
-        owner = self.__class__.__name__
         memory_shape = self._validate_memory_shape(memory.shape)
         self._build_attention(memory_shape)
-        memory_mask = check_mask(
-            owner, "memory_mask", memory_mask, memory_shape[:2]
+        return initial_state(
+            self, memory, memory_shape, memory_mask, cell_state, attention
         )
-        state = self.attention.prepare_memory(memory, value_mask=memory_mask)
-        batch_size = ops.shape(memory)[0]
-
-        template = self.initial_cell_state(batch_size)
-        if cell_state is None:
-            cell_state = template
-        else:
-            cell_state = check_cell_state(owner, cell_state, template)
-        state["cell_state"] = tree.map_structure(
-            lambda t: ops.cast(t, self.cell.compute_dtype), cell_state
-        )
-
-        attention_size = self.attention_size(memory_shape[-1])
-        if attention is None:
-            attention = ops.zeros(
-                (batch_size, attention_size), dtype=self.compute_dtype
-            )
-        elif tuple(attention.shape)[-1] != attention_size:
-            raise ValueError(
-                f"{owner}: `attention` must have shape "
-                f"(batch_size, {attention_size}). Received: "
-                f"attention.shape={shape_str(attention.shape)}"
-            )
-        state["attention"] = ops.cast(attention, self.compute_dtype)
-        return state
 
     def step(
         self,
