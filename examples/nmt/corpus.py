@@ -58,6 +58,10 @@ class Corpus:
         return len(self.pairs)
 
 
+# The optional lists of `Corpus` with one entry per pair.
+_PER_PAIR = ("alignments", "languages", "fields", "links")
+
+
 def normalize(text, lower_case=True):
     """NFKC normalisation and optional lower-casing.
 
@@ -111,30 +115,17 @@ def subset(corpus, indices, skipped=0, reasons=None):
     """The pairs of `corpus` at `indices`, with their alignments, languages,
     fields and links; `skipped` and `reasons` describe the new corpus."""
     indices = list(indices)
+    per_pair = {}
+    for name in _PER_PAIR:
+        values = getattr(corpus, name)
+        per_pair[name] = (
+            None if values is None else [values[i] for i in indices]
+        )
     return Corpus(
         pairs=[corpus.pairs[i] for i in indices],
         skipped=skipped,
         reasons=collections.Counter() if reasons is None else reasons,
-        alignments=(
-            None
-            if corpus.alignments is None
-            else [corpus.alignments[i] for i in indices]
-        ),
-        languages=(
-            None
-            if corpus.languages is None
-            else [corpus.languages[i] for i in indices]
-        ),
-        fields=(
-            None
-            if corpus.fields is None
-            else [corpus.fields[i] for i in indices]
-        ),
-        links=(
-            None
-            if corpus.links is None
-            else [corpus.links[i] for i in indices]
-        ),
+        **per_pair,
     )
 
 
@@ -157,3 +148,4 @@ def split_pairs(corpus, validation_fraction=0.05, test_fraction=0.05):
         name: subset(corpus, idx, corpus.skipped if name == "train" else 0)
         for name, idx in indices.items()
     }
+
