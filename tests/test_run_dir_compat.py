@@ -45,3 +45,21 @@ def test_first_step_matches(outputs, expected):
         outputs["first_step_attention"], expected["first_step_attention"],
         atol=1e-5,
     )
+
+
+def test_evaluate_splits_the_old_run_data_again():
+    """The old run has no split files (`validation.tsv`, `test.tsv`):
+    `evaluate` makes its split again from the run's data, as it always
+    did (the same fallback on a trained run, end to end:
+    `test_evaluate_test_sets.py`)."""
+    from examples.nmt import data as data_lib
+    from examples.nmt import evaluate as eval_lib
+    from examples.nmt import run as run_lib
+
+    run = os.path.join(COMPAT, "nmt_run")
+    assert not [f for f in os.listdir(run) if f.endswith(".tsv")]
+    test = eval_lib.load_split(run, "test")
+    _, splits = data_lib.load_splits(run_lib.load_run_config(run)[0])
+    assert len(test) > 100
+    assert test.pairs == splits["test"].pairs
+    assert test.alignments == splits["test"].alignments

@@ -3,8 +3,8 @@
     python benchmarks/g2p/learning_curve.py runs/g2p-bench/additive
 
 Exports each `checkpoints/epoch_NN.weights.h5` of the run to a temporary
-SavedModel and decodes the run's `test` split (the benchmark's dev split)
-greedily. Prints one line per epoch with the cumulative training time
+SavedModel and decodes the run's `test` split (the benchmark's dev split,
+as the run stored it) greedily. Prints one line per epoch with the cumulative training time
 (from the run's train log, `epoch_seconds`, when there is one).
 """
 
@@ -35,8 +35,7 @@ def main(run_dir):
     checkpoints = sorted(
         glob.glob(os.path.join(run_dir, "checkpoints", "*.h5"))
     )
-    _, _, _, configs = train_lib.load_trained(run_dir, checkpoints[0])
-    lexicon = train_lib.load_splits(configs[0])["test"]
+    lexicon = eval_lib.load_split(run_dir, "test")
     print(f"{run_dir}: dev split ({len(lexicon)} words), greedy")
     for i, path in enumerate(checkpoints):
         seq2seq, source, target, _ = train_lib.load_trained(run_dir, path)

@@ -3,6 +3,10 @@
 A sentence (or word) falls in a split by a CRC32 hash of its text, so the
 split does not depend on the order of the file, on the sample limit or on
 the Python hash seed, and repeated sources always land in the same split.
+
+Training stores the held-out splits it made in the run directory
+(`save_held_out`); `load_split` reads a split back from there, and splits
+the run's data again only where the run has no file for it.
 """
 
 import zlib
@@ -42,3 +46,26 @@ def check_split_fractions(validation_fraction, test_fraction):
             f"validation_fraction={validation_fraction}, "
             f"test_fraction={test_fraction}"
         )
+
+
+def save_held_out(run_dir, splits, rows):
+    """Writes the held-out splits of `splits` (a dict from split name) into
+    the run directory (`keras_attention.seq2seq.run_dir.save_split`), each
+    as the rows that `rows(split)` gives, for `load_split`."""
+    from keras_attention.seq2seq import run_dir as run_lib
+
+    for name in run_lib.SPLIT_FILES:
+        run_lib.save_split(run_dir, name, rows(splits[name]))
+
+
+def load_split(run_dir, split, from_rows, regenerate):
+    """A split of a run: `from_rows` of the rows training stored
+    (`save_held_out`), else (the training split, a run written before the
+    split files) `regenerate()[split]`, the split made again from the
+    run's data."""
+    from keras_attention.seq2seq import run_dir as run_lib
+
+    rows = run_lib.load_split(run_dir, split)
+    if rows is None:
+        return regenerate()[split]
+    return from_rows(rows)

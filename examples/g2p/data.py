@@ -13,6 +13,8 @@ pronunciations, each a tuple of ARPAbet phones without stress marks (the
 - `split_lexicon(...)`: a deterministic split by a CRC32 hash of the word
   (`examples.common.splits.split_of`, the rule of both examples), so all
   pronunciations of a word land in the same split.
+- `lexicon_rows`, `lexicon_from_rows`: a split as the rows of its file in a
+  run directory (`WORD<TAB>PHONES` lines, which `read_lexicon` also reads).
 """
 
 import collections
@@ -169,3 +171,20 @@ def split_lexicon(lexicon, validation_fraction=0.05, test_fraction=0.05):
         )
         for name, entries in splits.items()
     }
+
+
+def lexicon_rows(lexicon):
+    """`(word, "PH ON ES")` for every pronunciation of every word: the rows
+    of a split's file in a run directory
+    (`examples.common.splits.save_held_out`), and the pairs the model
+    trains on."""
+    return [(w, " ".join(p)) for w, p in lexicon.pairs()]
+
+
+def lexicon_from_rows(rows):
+    """The `Lexicon` of `lexicon_rows`' rows (words and pronunciations in
+    their order)."""
+    entries = {}
+    for word, phones in rows:
+        entries.setdefault(word, []).append(tuple(phones.split()))
+    return Lexicon(entries)

@@ -49,7 +49,7 @@ def run_demo(out, configs, beam_width=DEFAULT_BEAM_WIDTH,
     path = train_lib.export_run(out)
     log(f"   {path}")
     log("== 3. load it back and pronounce unseen words")
-    test = train_lib.load_splits(data_config)["test"]
+    test = eval_lib.load_split(out, "test")
     words = demo_words(test)
     results = translate_all(serving.load_saved_model(path), words)
     for word, r in zip(words, results):

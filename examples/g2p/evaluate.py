@@ -1,6 +1,7 @@
 """Evaluation of a G2P model: word and phone error rates, monotonicity.
 
-`evaluate` pronounces every word of a lexicon split with a `translate_fn`
+`evaluate` pronounces every word of a lexicon split (`load_split`: the
+split training stored in the run directory) with a `translate_fn`
 (an exported SavedModel's signature, see `keras_attention.seq2seq.serving`) and scores
 the first pronunciation against all references of the word (`metrics.py`).
 It also reports how monotonic the attention is: the share of phones whose
@@ -13,7 +14,9 @@ import time
 
 import numpy as np
 
+from examples.common import splits as splits_lib
 from examples.common.cli import DEFAULT_BEAM_WIDTH
+from examples.g2p import data as data_lib
 from examples.g2p import metrics as metrics_lib
 from examples.g2p import train as train_lib
 from keras_attention.seq2seq import run_dir as run_lib
@@ -62,16 +65,36 @@ def evaluate_run(
     run_dir, split="test", saved_model=None, max_words=None,
     beam_width=DEFAULT_BEAM_WIDTH,
 ):
-    """Scores a run's SavedModel (exported if missing) on one split.
+    """Scores a run's SavedModel (exported if missing) on one split
+    (`load_split`).
 
     Returns:
         `{"greedy": metrics}`, plus `"beam"` when `beam_width` is positive.
     """
-    _, _, _, configs = train_lib.load_trained(run_dir)
-    lexicon = train_lib.load_splits(configs[0])[split]
+    lexicon = load_split(run_dir, split)
     if max_words is not None:
         lexicon.entries = dict(list(lexicon.entries.items())[:max_words])
     return score_run(run_dir, lexicon, saved_model, beam_width)
+
+
+def load_split(run_dir, split, data_config=None):
+    """The `Lexicon` of a run's split (`"train"`, `"validation"`, `"test"`).
+
+    The validation and test splits are read from the files training wrote
+    into the run directory (`data.lexicon_from_rows`), so the lexicon need
+    not be there any more; the training split, and every split of a run
+    written before those files, is made again from the run's data
+    (`train.load_splits` of its data config, `data_config` or run.json's).
+
+    Raises:
+        ValueError: if the directory has no run.json.
+    """
+    if data_config is None:
+        data_config = train_lib.load_configs(run_dir)[0]
+    return splits_lib.load_split(
+        run_dir, split, data_lib.lexicon_from_rows,
+        lambda: train_lib.load_splits(data_config),
+    )
 
 
 def score_run(run_dir, lexicon, saved_model=None,

@@ -1,9 +1,10 @@
 """Training, loading and export of a G2P run.
 
 The run directory has the layout of `keras_attention.seq2seq.run_dir`:
-`run.json` (the three sections of `config.SECTIONS`), checkpoints, backup,
-logs, `model.weights.h5`, `history.json`, `export/`. There are no vocabulary
-files: the letters and the phones are fixed (`text.py`). The fitting itself
+`run.json` (the three sections of `config.SECTIONS`), the held-out splits
+(`validation.tsv`, `test.tsv`: `WORD<TAB>PHONES` a pronunciation,
+`data.lexicon_rows`), checkpoints, backup, logs, `model.weights.h5`,
+`history.json`, `export/`. There are no vocabulary files: the letters and the phones are fixed (`text.py`). The fitting itself
 is `examples.common.train.fit`, and the SavedModel is
 `keras_attention.seq2seq.serving.TranslatorModule` with the G2P
 processors: a word in, its phones and the attention out.
@@ -13,6 +14,7 @@ import types
 import zlib
 
 from examples.common import train as common_train
+from examples.common.splits import save_held_out
 from examples.g2p import config as config_lib
 from examples.g2p import data as data_lib
 from examples.g2p import text as text_lib
@@ -55,9 +57,7 @@ def load_splits(data_config):
 def as_corpus(lexicon):
     """One `(word, "PH ON ES")` pair per pronunciation, for the pipeline
     (`keras_attention.seq2seq.dataset.make_dataset` reads `pairs`)."""
-    return types.SimpleNamespace(
-        pairs=[(w, " ".join(p)) for w, p in lexicon.pairs()]
-    )
+    return types.SimpleNamespace(pairs=data_lib.lexicon_rows(lexicon))
 
 
 def make_processors():
@@ -87,6 +87,7 @@ def train(run_dir, data_config, model_config, train_config, log=print):
             (data_config, model_config, train_config), config_lib.SECTIONS
         ),
     )
+    save_held_out(run_dir, splits, data_lib.lexicon_rows)
     corpora = {name: as_corpus(lex) for name, lex in splits.items()}
     return common_train.fit(
         strategy, run_dir, corpora, source, target, model_config,
@@ -94,11 +95,20 @@ def train(run_dir, data_config, model_config, train_config, log=print):
     )
 
 
-def load_trained(run_dir, weights=None):
-    """`(seq2seq, source, target, configs)` of a trained G2P run."""
-    configs = config_lib.common.from_dicts(
+def load_configs(run_dir):
+    """The `(data, model, train)` configs of a run's run.json.
+
+    Raises:
+        ValueError: if the directory has no run.json.
+    """
+    return config_lib.common.from_dicts(
         run_lib.load_run_config(run_dir), config_lib.SECTIONS
     )
+
+
+def load_trained(run_dir, weights=None):
+    """`(seq2seq, source, target, configs)` of a trained G2P run."""
+    configs = load_configs(run_dir)
     seq2seq = run_lib.load_seq2seq(
         run_dir, configs[1].model_arguments(), weights
     )

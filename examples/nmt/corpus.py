@@ -8,6 +8,8 @@
 - `filter_corpus`, `subset`, `take`; `split_pairs`: a deterministic
   train/validation/test split (by a hash of the source sentence, so
   duplicated sources never straddle two splits).
+- `corpus_rows`, `corpus_from_rows`: a split as the rows of its file in a
+  run directory (`examples.common.splits.save_held_out`).
 """
 
 import collections
@@ -149,3 +151,63 @@ def split_pairs(corpus, validation_fraction=0.05, test_fraction=0.05):
         for name, idx in indices.items()
     }
 
+
+# ----------------------------------------------------------------------
+# The split files of a run directory.
+
+# The field of a target word that has none, in a split file.
+NO_FIELD = "-"
+
+
+def corpus_rows(corpus):
+    """The rows of a split's file in a run directory: `(source, target)`
+    for each pair or, where the corpus has true alignments (the dates),
+    `(source, target, links, fields)`: the alignment as Pharaoh links
+    (`s-t`, 0-based indices of the `pretokenize` words of the source and
+    of the target, cased), and the field of each target word, separated by
+    spaces (`NO_FIELD` for none; the column is empty without fields).
+    `corpus_from_rows` reads them back; what evaluation does not use (the
+    languages, guided alignment links, skip counts) is not kept."""
+    from keras_attention.alignment import format_pharaoh
+
+    if corpus.alignments is None:
+        return [tuple(pair) for pair in corpus.pairs]
+    fields = corpus.fields or [None] * len(corpus)
+    return [
+        (
+            source,
+            target,
+            format_pharaoh(
+                {(s, t) for t, sources in enumerate(alignment)
+                 for s in sources}
+            ),
+            "" if names is None
+            else " ".join(NO_FIELD if f is None else f for f in names),
+        )
+        for (source, target), alignment, names in zip(
+            corpus.pairs, corpus.alignments, fields
+        )
+    ]
+
+
+def corpus_from_rows(rows):
+    """The `Corpus` of `corpus_rows`' rows (pairs, alignments, fields)."""
+    from keras_attention.alignment import parse_pharaoh
+
+    rows = list(rows)
+    corpus = Corpus(pairs=[(row[0], row[1]) for row in rows])
+    if not rows or len(rows[0]) < 4:
+        return corpus
+    corpus.alignments, corpus.fields = [], []
+    for number, (_, target, links, names) in enumerate(rows, 1):
+        names = tuple(None if f == NO_FIELD else f for f in names.split())
+        sure, _ = parse_pharaoh(links, where=f"split file row {number}")
+        words = len(names) or len(pretokenize(target, lower_case=False))
+        corpus.alignments.append([
+            tuple(sorted(s for s, t in sure if t == word))
+            for word in range(words)
+        ])
+        corpus.fields.append(names)
+    if not any(corpus.fields):
+        corpus.fields = None
+    return corpus

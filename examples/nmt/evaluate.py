@@ -1,8 +1,9 @@
 """Evaluation of translations: BLEU, chrF, exact match, alignment accuracy.
 
 `evaluate_run` evaluates a run's SavedModel on one split (greedy decoding,
-and beam search side by side); `evaluate` computes the metrics of any
-translate function on a `Corpus`.
+and beam search side by side): the split training stored in the run
+directory (`load_split`); `evaluate` computes the metrics of any translate
+function on a `Corpus`.
 
 - BLEU and chrF: `sacrebleu.corpus_bleu` / `corpus_chrf` of the detokenized
   translations against the raw references.
@@ -18,18 +19,18 @@ translate function on a `Corpus`.
 import os
 import time
 
+from examples.common import splits as splits_lib
 from examples.common.cli import DEFAULT_BEAM_WIDTH
 from examples.nmt import align
 from examples.nmt import data as data_lib
 from examples.nmt import dates
 from examples.nmt import export as export_lib
 from examples.nmt import run as run_lib
+from examples.nmt.corpus import corpus_from_rows
 from examples.nmt.corpus import pretokenize
 from examples.nmt.corpus import take
 from keras_attention.seq2seq import serving
 from keras_attention.seq2seq.serving import translate_all
-
-# Beam width of `evaluate` and `demo` (0: greedy decoding only).
 
 def canonical(text, lower_case=False):
     """The comparison form of a sentence for exact match."""
@@ -130,18 +131,35 @@ def evaluate_run(
     max_examples=None,
     beam_width=DEFAULT_BEAM_WIDTH,
 ):
-    """Metrics of a run on one split, with its SavedModel (exported if missing).
+    """Metrics of a run on one split (`load_split`), with its SavedModel
+    (exported if missing).
 
     The top-level metrics are those of greedy decoding; with a positive
     `beam_width`, `metrics["beam"]` holds the same metrics for beam search
     (and `beam_width`).
     """
     data_config, text_config, _, _ = run_lib.load_run_config(run_dir)
-    _, splits = data_lib.load_splits(data_config)
-    corpus = splits[split]
+    corpus = load_split(run_dir, split, data_config)
     if max_examples is not None:
         corpus = take(corpus, max_examples)
     return score_run(run_dir, corpus, text_config, saved_model, beam_width)
+
+
+def load_split(run_dir, split, data_config=None):
+    """The `Corpus` of a run's split (`"train"`, `"validation"`, `"test"`).
+
+    The validation and test splits are read from the files training wrote
+    into the run directory (`corpus.corpus_from_rows`), so the data need
+    not be there any more; the training split, and every split of a run
+    written before those files, is made again from the run's data
+    (`data.load_splits` of its `DataConfig`, `data_config` or run.json's).
+    """
+    if data_config is None:
+        data_config = run_lib.load_run_config(run_dir)[0]
+    return splits_lib.load_split(
+        run_dir, split, corpus_from_rows,
+        lambda: data_lib.load_splits(data_config)[1],
+    )
 
 
 def score_run(run_dir, corpus, text_config, saved_model=None,

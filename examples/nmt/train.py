@@ -2,8 +2,9 @@
 
 `train` loads and splits the data and learns the WordPiece vocabularies
 (`pipeline.prepare`, which returns them with the splits and, with guided
-alignment, the reference links of each pair), writes run.json and fits
-the model (`examples.common.train.fit`: checkpoints, resumption, the run
+alignment, the reference links of each pair), writes run.json and the
+held-out splits (`validation.tsv`, `test.tsv`: `corpus.corpus_rows`, which
+`evaluate` reads back) and fits the model (`examples.common.train.fit`: checkpoints, resumption, the run
 directory of `keras_attention.seq2seq.run_dir`).
 
 Guided alignment (`TrainConfig.guided_alignment`, docs/alignment.md): the
@@ -11,12 +12,14 @@ model is compiled with `keras_attention.alignment.GuidedAlignmentLoss` on
 its `"alignment"` output beside the masked loss on `"logits"`.
 """
 
+from examples.common.splits import save_held_out
 from examples.common.train import check_alignment_head
 from examples.common.train import fit
 from examples.common.train import start
 from examples.common.train import with_vocabularies
 from examples.nmt import pipeline
 from examples.nmt import run as run_lib
+from examples.nmt.corpus import corpus_rows
 
 
 def train(run_dir, data_config, text_config, model_config, train_config,
@@ -39,6 +42,7 @@ def train(run_dir, data_config, text_config, model_config, train_config,
     run_lib.save_run_config(
         run_dir, data_config, text_config, model_config, train_config
     )
+    save_held_out(run_dir, prepared.splits, corpus_rows)
     links = None
     if train_config.guided_alignment:
         links = {

@@ -13,13 +13,18 @@ model.weights.h5          final weights (best validation loss)
 history.json              per-epoch metrics
 export/                   SavedModel (`serving.export_saved_model`)
 metrics.json              test metrics
+validation.tsv            the held-out splits the run was trained
+test.tsv                  with, one row a line of tab-separated columns
+                          (`save_split`); the examples' `evaluate` reads
+                          them instead of splitting the data again
 """
 
-from typing import Any
+from typing import Any, Iterable, Optional
 from keras_attention.typing import Tensor
 
 import json
 import os
+import re
 
 RUN_CONFIG = "run.json"
 SOURCE_VOCAB = "source_vocab.txt"
@@ -32,6 +37,13 @@ WEIGHTS = "model.weights.h5"
 HISTORY = "history.json"
 EXPORT = "export"
 METRICS = "metrics.json"
+# The held-out splits a run was trained with, by split name.
+SPLIT_FILES = {"validation": "validation.tsv", "test": "test.tsv"}
+
+_ESCAPES = {"\\": "\\\\", "\t": "\\t", "\n": "\\n", "\r": "\\r"}
+_UNESCAPES = {v[1]: k for k, v in _ESCAPES.items()}
+_ESCAPED = re.compile(r"[\\\t\n\r]")
+_UNESCAPED = re.compile(r"\\(.)")
 
 
 def run_path(run_dir: str, name: str) -> str:
@@ -73,3 +85,54 @@ def load_seq2seq(
     seq2seq = Seq2Seq(**model_arguments)
     seq2seq.load_weights(weights or run_path(run_dir, WEIGHTS))
     return seq2seq
+
+
+def _escape(text: str) -> str:
+    return _ESCAPED.sub(lambda m: _ESCAPES[m.group(0)], text)
+
+
+def _unescape(text: str) -> str:
+    return _UNESCAPED.sub(
+        lambda m: _UNESCAPES.get(m.group(1), m.group(0)), text
+    )
+
+
+def save_split(run_dir: str, split: str, rows: Iterable) -> str:
+    """Writes the rows (tuples of strings) of a held-out split to its file
+    of `SPLIT_FILES` in the run; returns its path.
+
+    One row a line (UTF-8, `\\n` line ends), the columns separated by tabs;
+    a backslash, tab, newline or carriage return inside a column is written
+    `\\\\`, `\\t`, `\\n`, `\\r`, so any text comes back as it was
+    (`load_split`). The file is written whole, then renamed into place: a
+    killed run leaves the old file or the new one, never half of one.
+
+    Raises:
+        ValueError: for a split without a file (`"train"`).
+    """
+    if split not in SPLIT_FILES:
+        raise ValueError(
+            f"`split` must be one of {sorted(SPLIT_FILES)}. "
+            f"Received: split={split!r}"
+        )
+    os.makedirs(run_dir, exist_ok=True)
+    path = run_path(run_dir, SPLIT_FILES[split])
+    with open(path + ".tmp", "w", encoding="utf-8", newline="\n") as f:
+        for row in rows:
+            f.write("\t".join(_escape(column) for column in row) + "\n")
+    os.replace(path + ".tmp", path)
+    return path
+
+
+def load_split(run_dir: str, split: str) -> Optional[list]:
+    """The rows (tuples of strings) of `save_split`, or `None` when the run
+    has no file for `split` (the training split, or a run written before
+    the split files)."""
+    path = run_path(run_dir, SPLIT_FILES.get(split, ""))
+    if split not in SPLIT_FILES or not os.path.exists(path):
+        return None
+    with open(path, encoding="utf-8", newline="\n") as f:
+        return [
+            tuple(_unescape(c) for c in line.rstrip("\n").split("\t"))
+            for line in f
+        ]
