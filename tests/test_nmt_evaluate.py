@@ -231,7 +231,7 @@ def test_evaluate_reports_alignment_per_field_and_month():
 def test_demo_heatmaps_and_text_grid(tmp_path):
     pytest.importorskip("matplotlib")
     pytest.importorskip("tensorflow_text")
-    from examples.nmt import demo
+    from examples.common import decoding_cli
 
     weights = np.array([[0.9, 0.1], [0.2, 0.8]])
     results = [
@@ -240,9 +240,9 @@ def test_demo_heatmaps_and_text_grid(tmp_path):
         {"attention": weights.T, "source_tokens": ["c", "d"],
          "target_tokens": ["z", "w"], "translation": "z w"},
     ]
-    path = demo.save_heatmaps(
+    path = decoding_cli.save_heatmaps(
         zip(["a b", "c d"], results), str(tmp_path / "att.png")
     )
     with open(path, "rb") as f:
         assert f.read(8) == b"\x89PNG\r\n\x1a\n"
-    assert demo.text_grid(results[0]) == "  a  b\nx ██\ny ░░ ██"
+    assert decoding_cli.text_grid(results[0]) == "  a  b\nx ██\ny ░░ ██"

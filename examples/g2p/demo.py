@@ -14,16 +14,12 @@ Time: a few minutes on 2 CPU cores. The settings are
 `config.DEMO_SETTINGS` over `config.G2P_SETTINGS`.
 """
 
-import json
-import os
 import time
 
+from examples.common import demo as demo_steps
 from examples.common.cli import DEFAULT_BEAM_WIDTH
-from examples.common.decoding_cli import save_heatmaps
-from examples.common.decoding_cli import text_grid
 from examples.g2p import evaluate as eval_lib
 from examples.g2p import train as train_lib
-from keras_attention.seq2seq import run_dir as run_lib
 from keras_attention.seq2seq import serving
 from keras_attention.seq2seq.serving import translate_all
 
@@ -59,19 +55,10 @@ def run_demo(out, configs, beam_width=DEFAULT_BEAM_WIDTH,
             if known else ""
         )
         log(f"   {word:<14} -> {r['translation']}{reference}")
-    log("\n== 4. attention (one row per phone, one column per letter)")
-    shown = list(zip(words, results))[:NUM_HEATMAPS]
-    for word, r in shown:
-        log(f"\n{word}  ->  {r['translation']}")
-        log(text_grid(r))
-    png = save_heatmaps(shown, os.path.join(out, "attention.png"))
-    log(f"\n   heatmaps -> {png}")
-    log("\n== 5. evaluate on the held-out test words")
-    metrics = eval_lib.evaluate_run(out, "test", path, beam_width=beam_width)
-    log(eval_lib.format_metrics(metrics))
-    summary = eval_lib.strip_results(metrics)
-    summary["total_seconds"] = time.time() - start
-    with open(run_lib.run_path(out, run_lib.METRICS), "w") as f:
-        json.dump(summary, f, indent=2)
-    log(f"\ndone in {summary['total_seconds']:.0f} s")
-    return summary
+    demo_steps.show_attention(
+        out, list(zip(words, results))[:NUM_HEATMAPS],
+        "one row per phone, one column per letter", log,
+    )
+    return demo_steps.evaluate_and_save(
+        out, path, eval_lib, beam_width, start, "words", log
+    )

@@ -20,16 +20,12 @@ with the data generation, the export and the evaluation); on a GPU it runs
 unchanged. The settings are `config.DEMO_SETTINGS`.
 """
 
-import json
-import os
 import time
 
+from examples.common import demo as demo_steps
 from examples.common.cli import DEFAULT_BEAM_WIDTH
-from examples.common.decoding_cli import save_heatmaps
-from examples.common.decoding_cli import text_grid
 from examples.nmt import evaluate as eval_lib
 from examples.nmt import export as export_lib
-from examples.nmt import run as run_lib
 from examples.nmt import train as train_lib
 from keras_attention.seq2seq import serving
 
@@ -72,22 +68,10 @@ def run_demo(out, configs, beam_width=DEFAULT_BEAM_WIDTH, log=print):
         beam_fn = serving.load_saved_model(path, beam_width=beam_width)
         for text, r in zip(examples, serving.translate_all(beam_fn, examples)):
             log(f"   {text:<36} -> {r['translation']}")
-    log(
-        "\n== 4. attention (one row per target token, one column per source "
-        "token)"
+    demo_steps.show_attention(
+        out, list(zip(examples, results))[:NUM_HEATMAPS],
+        "one row per target token, one column per source token", log,
     )
-    shown = list(zip(examples, results))[:NUM_HEATMAPS]
-    for text, r in shown:
-        log(f"\n{text}  ->  {r['translation']}")
-        log(text_grid(r))
-    png = save_heatmaps(shown, os.path.join(out, "attention.png"))
-    log(f"\n   heatmaps -> {png}")
-    log("\n== 5. evaluate on the held-out test dates")
-    metrics = eval_lib.evaluate_run(out, "test", path, beam_width=beam_width)
-    log(eval_lib.format_metrics(metrics))
-    summary = eval_lib.strip_results(metrics)
-    summary["total_seconds"] = time.time() - start
-    with open(run_lib.run_path(out, run_lib.METRICS), "w") as f:
-        json.dump(summary, f, indent=2)
-    log(f"\ndone in {summary['total_seconds']:.0f} s")
-    return summary
+    return demo_steps.evaluate_and_save(
+        out, path, eval_lib, beam_width, start, "dates", log
+    )
