@@ -4,6 +4,11 @@
   line (`TF_CPP_MIN_LOG_LEVEL=2` unless the user set it);
 - `add_config_arguments`/`configs_from_args`: argparse groups generated
   from the config dataclasses (`config.option` fields), and back;
+- `new_parser` and the sub-commands both examples have, with the flags
+  they share: `add_train_command`, `add_export_command`,
+  `add_translate_command`, `add_evaluate_command`, `add_demo_command`,
+  `add_serve_command` (each example adds its own flags to what they
+  return);
 - `beam_width_argument`, `read_texts`, `report_metrics`;
 - `run_main`: parse, import TensorFlow quietly, run the command, turn a
   `ValueError` (bad input) into a message and exit status 2.
@@ -17,6 +22,9 @@ import dataclasses
 import json
 import os
 import sys
+
+from examples.common import decoding_cli
+from examples.common.splits import SPLIT_NAMES
 
 # Beam width the `evaluate` and `demo` commands also decode with.
 DEFAULT_BEAM_WIDTH = 4
@@ -177,5 +185,101 @@ def add_serve_command(sub, func, shows):
         "--port", type=int, default=8000,
         help="port on 127.0.0.1 (default %(default)s; 0: any free port)",
     )
+    p.set_defaults(func=func)
+    return p
+
+
+def new_parser(prog, description):
+    """An example's argument parser and its group of sub-commands:
+    `(parser, sub)`."""
+    parser = argparse.ArgumentParser(
+        prog=prog, description=description,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    return parser, parser.add_subparsers(dest="command", required=True)
+
+
+def add_train_command(sub, func, default_out, add_configs):
+    """`train --out RUN` and the config flags that `add_configs(parser)`
+    adds."""
+    p = sub.add_parser("train", help="train a model into a run directory")
+    p.add_argument("--out", default=default_out, help="run directory")
+    add_configs(p)
+    p.set_defaults(func=func)
+    return p
+
+
+def add_export_command(sub, func):
+    """`export --run RUN [--out DIR]` and the decoding options stored in
+    the SavedModel (`decoding_cli.export_option_arguments`)."""
+    p = sub.add_parser("export", help="export a trained run as a SavedModel")
+    p.add_argument("--run", required=True, help="run directory of `train`")
+    p.add_argument(
+        "--out", default=None, help="SavedModel directory (default RUN/export)"
+    )
+    decoding_cli.export_option_arguments(p)
+    p.set_defaults(func=func)
+    return p
+
+
+def add_translate_command(
+    sub, func, help, inputs, verb,
+    model_help="SavedModel directory or run directory",
+):
+    """`translate --model M [TEXT ...] [--file F] [--attention]`, the beam
+    width and the decoding flags (`decoding_cli.decoding_arguments`);
+    `inputs` names one input (`"sentence"`), `verb` what is done to it
+    (`"translate"`), `model_help` what `--model` takes."""
+    p = sub.add_parser("translate", help=help)
+    p.add_argument("--model", required=True, help=model_help)
+    p.add_argument(
+        "text", nargs="*", help=f"{inputs}s (default: --file/stdin)"
+    )
+    p.add_argument("--file", help=f"file with one {inputs} a line")
+    p.add_argument(
+        "--attention", action="store_true",
+        help="print the attention as a text grid",
+    )
+    beam_width_argument(p, 0, f"{verb} with")
+    decoding_cli.decoding_arguments(p)
+    p.set_defaults(func=func)
+    return p
+
+
+def add_evaluate_command(
+    sub, func, help, max_flag, run_help="run directory of `train`",
+):
+    """`evaluate --run RUN [--split S] [--saved-model DIR] [MAX_FLAG N]
+    [--json F] [--beam-width W]`; `max_flag` (`"--max-examples"`) scores
+    the first N inputs only, `run_help` says what `--run` takes."""
+    p = sub.add_parser("evaluate", help=help)
+    p.add_argument("--run", required=True, help=run_help)
+    p.add_argument(
+        "--split", default="test", choices=SPLIT_NAMES,
+        help="validation and test: as the run stored them; train: split "
+        "from the run's data again (default: %(default)s)",
+    )
+    p.add_argument(
+        "--saved-model", default=None,
+        help="default: RUN/export (exported if missing)",
+    )
+    p.add_argument(max_flag, type=int, default=None)
+    p.add_argument("--json", help="also write the metrics to this JSON file")
+    beam_width_argument(p, DEFAULT_BEAM_WIDTH, "also evaluate")
+    p.set_defaults(func=func)
+    return p
+
+
+def add_demo_command(sub, func, help, default_out, add_configs):
+    """`demo --out RUN [--quick] [--beam-width W]` and the config flags
+    that `add_configs(parser)` adds."""
+    p = sub.add_parser("demo", help=help)
+    p.add_argument("--out", default=default_out, help="run directory")
+    p.add_argument(
+        "--quick", action="store_true",
+        help="tiny smoke run (seconds, poor quality)",
+    )
+    beam_width_argument(p, DEFAULT_BEAM_WIDTH, "also decode and evaluate with")
+    add_configs(p)
     p.set_defaults(func=func)
     return p

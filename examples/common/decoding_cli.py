@@ -3,8 +3,10 @@
 Shared by `python -m examples.nmt` and `python -m examples.g2p` (both
 export `keras_attention.seq2seq.serving.TranslatorModule`):
 
-- `export_option_arguments`: `--coverage-penalty`, `--replace-unknown`,
-  `--tfa-convention`, stored in the SavedModel;
+- `export_option_arguments`: `--ensemble`, `--coverage-penalty`,
+  `--replace-unknown`, `--tfa-convention`, stored in the SavedModel;
+  `export_options`: their values as the arguments of both examples'
+  `export_run`;
 - `decoding_arguments`: `--n-best K`, `--sample` (`--temperature`,
   `--top-k`, `--top-p`, `--seed`) and `--prefix TEXT`, which choose the
   signature `translate_texts` calls (`nbest`, `sample`, `complete`; else
@@ -37,6 +39,18 @@ def export_option_arguments(parser):
         help="length penalty as TFA's BeamSearchDecoder (the end token does "
         "not count in the length on the step that produces it)",
     )
+
+
+def export_options(args):
+    """The `export_run` keyword arguments of `export_option_arguments`'
+    flags: `ensemble`, `coverage_penalty`, `replace_unknown`,
+    `convention`."""
+    return {
+        "ensemble": args.ensemble or (),
+        "coverage_penalty": args.coverage_penalty,
+        "replace_unknown": args.replace_unknown,
+        "convention": "tfa" if args.tfa_convention else "default",
+    }
 
 
 def decoding_arguments(parser):

@@ -19,12 +19,9 @@ apply to G2P, `config.NOT_FLAGS`), through `examples.common.cli`. No
 TensorFlow is imported before the arguments are parsed.
 """
 
-import argparse
 
 from examples.common import cli as common_cli
 from examples.common import decoding_cli
-from examples.common.cli import DEFAULT_BEAM_WIDTH
-from examples.common.cli import beam_width_argument
 from examples.g2p import config as config_lib
 
 common_cli.quiet_tensorflow()
@@ -39,6 +36,16 @@ def _configs(args, settings=TRAIN_SETTINGS):
     return common_cli.configs_from_args(args, config_lib.SECTIONS, settings)
 
 
+def _config_arguments(settings):
+    """Adds the G2P config flags (`settings` as the defaults) to a parser."""
+    def add(parser):
+        common_cli.add_config_arguments(
+            parser, config_lib.SECTIONS, settings,
+            exclude=config_lib.NOT_FLAGS,
+        )
+    return add
+
+
 def cmd_train(args):
     from examples.g2p import train as train_lib
 
@@ -50,11 +57,7 @@ def cmd_export(args):
     from examples.g2p import train as train_lib
 
     path = train_lib.export_run(
-        args.run, args.out,
-        ensemble=args.ensemble or (),
-        coverage_penalty=args.coverage_penalty,
-        replace_unknown=args.replace_unknown,
-        convention="tfa" if args.tfa_convention else "default",
+        args.run, args.out, **decoding_cli.export_options(args)
     )
     print(f"exported SavedModel -> {path}")
     return 0
@@ -119,81 +122,35 @@ def cmd_demo(args):
 
 def build_parser():
     """The argparse parser of every command."""
-    parser = argparse.ArgumentParser(
-        prog="python -m examples.g2p",
-        description="Grapheme-to-phoneme conversion with attention: train, "
-        "export, pronounce, evaluate.",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+    parser, sub = common_cli.new_parser(
+        "python -m examples.g2p",
+        "Grapheme-to-phoneme conversion with attention: train, export, "
+        "pronounce, evaluate.",
     )
-    sub = parser.add_subparsers(dest="command", required=True)
-
-    p = sub.add_parser("train", help="train a model into a run directory")
-    p.add_argument("--out", default="runs/g2p", help="run directory")
-    common_cli.add_config_arguments(
-        p, config_lib.SECTIONS, TRAIN_SETTINGS, exclude=config_lib.NOT_FLAGS
+    common_cli.add_train_command(
+        sub, cmd_train, "runs/g2p", _config_arguments(TRAIN_SETTINGS)
     )
-    p.set_defaults(func=cmd_train)
-
-    p = sub.add_parser("export", help="export a trained run as a SavedModel")
-    p.add_argument("--run", required=True, help="run directory of `train`")
-    p.add_argument(
-        "--out", default=None, help="SavedModel directory (default RUN/export)"
+    common_cli.add_export_command(sub, cmd_export)
+    common_cli.add_translate_command(
+        sub, cmd_translate, "pronounce words (exported model)", "word",
+        "pronounce",
+        model_help="SavedModel directory, run directory, or 'pretrained' "
+        "(the model shipped with the example)",
     )
-    decoding_cli.export_option_arguments(p)
-    p.set_defaults(func=cmd_export)
-
-    p = sub.add_parser("translate", help="pronounce words (exported model)")
-    p.add_argument(
-        "--model", required=True,
-        help="SavedModel directory, run directory, or 'pretrained' (the "
-        "model shipped with the example)",
+    p = common_cli.add_evaluate_command(
+        sub, cmd_evaluate, "WER and PER on a split", "--max-words",
+        run_help="run directory of `train`, or 'pretrained' (the shipped "
+        "model; with --lexicon)",
     )
-    p.add_argument("text", nargs="*", help="words (default: --file/stdin)")
-    p.add_argument("--file", help="file with one word a line")
-    p.add_argument(
-        "--attention", action="store_true",
-        help="print the attention as a text grid",
-    )
-    beam_width_argument(p, 0, "pronounce with")
-    decoding_cli.decoding_arguments(p)
-    p.set_defaults(func=cmd_translate)
-
-    p = sub.add_parser("evaluate", help="WER and PER on a split")
-    p.add_argument(
-        "--run", required=True,
-        help="run directory of `train`, or 'pretrained' (the shipped model; "
-        "with --lexicon)",
-    )
-    p.add_argument(
-        "--split", default="test", choices=["train", "validation", "test"]
-    )
-    p.add_argument("--saved-model", default=None)
-    p.add_argument("--max-words", type=int, default=None)
     p.add_argument(
         "--lexicon", metavar="FILE", default=None,
         help="score this WORD<TAB>PHONES file instead of --split (a word "
         "on several lines has several references)",
     )
-    p.add_argument("--json", help="also write the metrics to this JSON file")
-    beam_width_argument(
-        p, DEFAULT_BEAM_WIDTH, "also evaluate"
+    common_cli.add_demo_command(
+        sub, cmd_demo, "train on CMUdict, export, pronounce, show, evaluate",
+        "runs/g2p-demo", _config_arguments(DEMO_SETTINGS),
     )
-    p.set_defaults(func=cmd_evaluate)
-
-    p = sub.add_parser(
-        "demo", help="train on CMUdict, export, pronounce, show, evaluate"
-    )
-    p.add_argument("--out", default="runs/g2p-demo", help="run directory")
-    p.add_argument(
-        "--quick", action="store_true", help="tiny smoke run (seconds)"
-    )
-    beam_width_argument(
-        p, DEFAULT_BEAM_WIDTH, "also evaluate with"
-    )
-    common_cli.add_config_arguments(
-        p, config_lib.SECTIONS, DEMO_SETTINGS, exclude=config_lib.NOT_FLAGS
-    )
-    p.set_defaults(func=cmd_demo)
 
     common_cli.add_serve_command(
         sub, cmd_serve, "pronunciations, attention heatmap, letter-phone links"

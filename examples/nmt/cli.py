@@ -23,13 +23,10 @@ config dataclasses (`config.py`), with their defaults, types, choices and
 help; `demo` starts from `config.DEMO_SETTINGS` instead.
 """
 
-import argparse
 import json
 
 from examples.common import cli as common_cli
 from examples.common import decoding_cli
-from examples.common.cli import DEFAULT_BEAM_WIDTH
-from examples.common.cli import beam_width_argument
 from examples.common.cli import read_texts
 from examples.common.cli import report_metrics
 from examples.nmt import config as config_lib
@@ -70,10 +67,7 @@ def cmd_export(args):
 
     path = export_lib.export_run(
         args.run, args.out, args.max_output_tokens,
-        ensemble=args.ensemble or (),
-        coverage_penalty=args.coverage_penalty,
-        replace_unknown=args.replace_unknown,
-        convention="tfa" if args.tfa_convention else "default",
+        **decoding_cli.export_options(args),
     )
     print(f"exported SavedModel -> {path}")
     return 0
@@ -242,76 +236,34 @@ def add_alignment_commands(sub):
 
 def build_parser():
     """The argparse parser of every command."""
-    parser = argparse.ArgumentParser(
-        prog="python -m examples.nmt",
-        description="Neural machine translation with attention: train, "
-        "export, translate, evaluate.",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+    parser, sub = common_cli.new_parser(
+        "python -m examples.nmt",
+        "Neural machine translation with attention: train, export, "
+        "translate, evaluate.",
     )
-    sub = parser.add_subparsers(dest="command", required=True)
-
-    p = sub.add_parser("train", help="train a model into a run directory")
-    p.add_argument("--out", default="runs/nmt", help="run directory")
-    add_config_arguments(p)
-    p.set_defaults(func=cmd_train)
-
-    p = sub.add_parser("export", help="export a trained run as a SavedModel")
-    p.add_argument("--run", required=True, help="run directory of `train`")
-    p.add_argument(
-        "--out", default=None, help="SavedModel directory (default RUN/export)"
+    common_cli.add_train_command(
+        sub, cmd_train, "runs/nmt", add_config_arguments
     )
+    p = common_cli.add_export_command(sub, cmd_export)
     p.add_argument("--max-output-tokens", type=int, default=None)
-    decoding_cli.export_option_arguments(p)
-    p.set_defaults(func=cmd_export)
-
-    p = sub.add_parser("translate", help="translate with an exported model")
-    p.add_argument(
-        "--model", required=True, help="SavedModel directory or run directory"
-    )
-    p.add_argument("text", nargs="*", help="sentences (default: --file/stdin)")
-    p.add_argument("--file", help="file with one sentence a line")
-    p.add_argument(
-        "--attention", action="store_true",
-        help="print the attention as a text grid",
+    p = common_cli.add_translate_command(
+        sub, cmd_translate, "translate with an exported model", "sentence",
+        "translate",
     )
     p.add_argument("--plot", help="save attention heatmaps to this PNG")
-    beam_width_argument(p, 0, "translate with")
-    decoding_cli.decoding_arguments(p)
-    p.set_defaults(func=cmd_translate)
-
-    p = sub.add_parser(
-        "evaluate",
-        help="BLEU, chrF, exact match (and alignment accuracy on dates)",
+    p = common_cli.add_evaluate_command(
+        sub, cmd_evaluate,
+        "BLEU, chrF, exact match (and alignment accuracy on dates)",
+        "--max-examples",
     )
-    p.add_argument("--run", required=True, help="run directory of `train`")
-    p.add_argument(
-        "--split", default="test", choices=["train", "validation", "test"]
-    )
-    p.add_argument(
-        "--saved-model", default=None,
-        help="default: RUN/export (exported if missing)",
-    )
-    p.add_argument("--max-examples", type=int, default=None)
-    p.add_argument("--json", help="also write the metrics to this JSON file")
-    beam_width_argument(p, DEFAULT_BEAM_WIDTH, "also evaluate")
     cli_commands.add_test_set_arguments(p)
-    p.set_defaults(func=cmd_evaluate)
-
-    p = sub.add_parser(
-        "demo",
-        help="train on the embedded dates, export, translate, show "
-        "attention, evaluate",
+    common_cli.add_demo_command(
+        sub, cmd_demo,
+        "train on the embedded dates, export, translate, show attention, "
+        "evaluate",
+        "runs/demo",
+        lambda p: add_config_arguments(p, config_lib.DEMO_SETTINGS),
     )
-    p.add_argument("--out", default="runs/demo", help="run directory")
-    p.add_argument(
-        "--quick", action="store_true",
-        help="tiny smoke run (seconds, poor quality)",
-    )
-    beam_width_argument(
-        p, DEFAULT_BEAM_WIDTH, "also translate and evaluate with"
-    )
-    add_config_arguments(p, config_lib.DEMO_SETTINGS)
-    p.set_defaults(func=cmd_demo)
     add_alignment_commands(sub)
     cli_commands.add_reference_align_command(sub)
     cli_commands.add_serve_command(sub)
