@@ -150,13 +150,12 @@ def fit_batch(kind, batch, target, source, dim, budget_bytes):
     return batch
 
 
-def compare_case(kind, batch, target, source, dim, warmup, repeats, with_mha,
-                 min_seconds=0.0):
-    """Times and peak memory of ours against Keras at one shape."""
-    query, value, cotangent = make_inputs(batch, target, source, dim)
-    constructions = [ours(kind, dim), keras_construction(kind, dim)]
-    if with_mha:
-        constructions.append(keras_mha(dim))
+def time_and_memory(constructions, inputs, warmup, repeats,
+                    min_seconds=0.0):
+    """`(times, peak bytes)` of the train step of each construction on
+    `inputs` (`make_inputs`), by name: the steps timed interleaved
+    (`common.interleaved`), then the peak memory of each."""
+    query, value, cotangent = inputs
     steps = {}
     for c in constructions:
         build(c, query, value)
@@ -172,6 +171,19 @@ def compare_case(kind, batch, target, source, dim, warmup, repeats, with_mha,
         name: common.peak_memory(s, query, value, cotangent)
         for name, s in steps.items()
     }
+    return times, memory
+
+
+def compare_case(kind, batch, target, source, dim, warmup, repeats, with_mha,
+                 min_seconds=0.0):
+    """Times and peak memory of ours against Keras at one shape."""
+    constructions = [ours(kind, dim), keras_construction(kind, dim)]
+    if with_mha:
+        constructions.append(keras_mha(dim))
+    times, memory = time_and_memory(
+        constructions, make_inputs(batch, target, source, dim), warmup,
+        repeats, min_seconds,
+    )
     ours_name, keras_name = constructions[0].name, constructions[1].name
     row = {
         "kind": kind,
@@ -318,28 +330,16 @@ def run_scaling(config, log=print):
     rows = []
     batch, target, dim = config["batch"], config["target"], config["dim"]
     for source in config["sources"]:
-        query, value, cotangent = make_inputs(batch, target, source, dim)
         constructions = [ours(k, dim) for k in KINDS]
         if (
             estimated_keras_bytes("additive", batch, target, source, dim)
             <= config["memory_budget_bytes"]
         ):
             constructions.append(keras_construction("additive", dim))
-        steps = {}
-        for c in constructions:
-            build(c, query, value)
-            steps[c.name] = train_step(c)
-        calls = {
-            n: (lambda s=s: s(query, value, cotangent))
-            for n, s in steps.items()
-        }
-        times = common.interleaved(
-            calls, warmup=config["warmup"], repeats=config["repeats"]
+        times, memory = time_and_memory(
+            constructions, make_inputs(batch, target, source, dim),
+            config["warmup"], config["repeats"],
         )
-        memory = {
-            n: common.peak_memory(s, query, value, cotangent)
-            for n, s in steps.items()
-        }
         row = {
             "batch": batch,
             "target": target,
@@ -354,7 +354,7 @@ def run_scaling(config, log=print):
             + ", ".join(
                 f"{n} {row['time_s'][n] * 1e3:.1f} ms "
                 f"{memory[n] / 2**20:.0f} MiB"
-                for n in steps
+                for n in memory
             )
         )
     return rows
