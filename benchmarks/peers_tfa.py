@@ -79,13 +79,23 @@ class TFASeq2Seq(tf.keras.Model):
     def encode(self, source):
         return self.encoder(self.source_embedding(source))
 
-    def call(self, source, target_in):
+    def decoder_start(self, source, beam_width=None):
+        """`(batch, state)`: the source encoded into the attention's memory
+        and the wrapper's initial state from the encoder's, both tiled
+        `beam_width` times for beam search (`tfa.seq2seq.tile_batch`)."""
         memory, h, c = self.encode(source)
+        if beam_width:
+            memory, h, c = (
+                tfa.seq2seq.tile_batch(x, beam_width) for x in (memory, h, c)
+            )
         self.mechanism.setup_memory(memory)
-        batch = tf.shape(source)[0]
         state = self.cell.get_initial_state(
-            batch_size=batch, dtype=tf.float32
+            batch_size=tf.shape(memory)[0], dtype=tf.float32
         ).clone(cell_state=[h, c])
+        return tf.shape(source)[0], state
+
+    def call(self, source, target_in):
+        batch, state = self.decoder_start(source)
         lengths = tf.fill([batch], tf.shape(target_in)[1])
         outputs, _, _ = self.decoder(
             self.target_embedding(target_in),
@@ -95,12 +105,7 @@ class TFASeq2Seq(tf.keras.Model):
         return outputs.rnn_output
 
     def greedy(self, source, max_length):
-        memory, h, c = self.encode(source)
-        self.mechanism.setup_memory(memory)
-        batch = tf.shape(source)[0]
-        state = self.cell.get_initial_state(
-            batch_size=batch, dtype=tf.float32
-        ).clone(cell_state=[h, c])
+        batch, state = self.decoder_start(source)
         decoder = tfa.seq2seq.BasicDecoder(
             self.cell,
             tfa.seq2seq.GreedyEmbeddingSampler(self.target_embedding),
@@ -116,18 +121,7 @@ class TFASeq2Seq(tf.keras.Model):
         return outputs.sample_id
 
     def beam(self, source, max_length, beam_width):
-        memory, h, c = self.encode(source)
-        batch = tf.shape(source)[0]
-        tiled = tfa.seq2seq.tile_batch(memory, beam_width)
-        self.mechanism.setup_memory(tiled)
-        state = self.cell.get_initial_state(
-            batch_size=batch * beam_width, dtype=tf.float32
-        ).clone(
-            cell_state=[
-                tfa.seq2seq.tile_batch(h, beam_width),
-                tfa.seq2seq.tile_batch(c, beam_width),
-            ]
-        )
+        batch, state = self.decoder_start(source, beam_width)
         decoder = tfa.seq2seq.BeamSearchDecoder(
             self.cell,
             beam_width=beam_width,
