@@ -1,9 +1,10 @@
 """Evaluation of a G2P model: word and phone error rates, monotonicity.
 
-`evaluate` pronounces every word of a lexicon split (`load_split`: the
-split training stored in the run directory) with a `translate_fn`
+`evaluate` pronounces every word of a lexicon split with a `translate_fn`
 (an exported SavedModel's signature, see `keras_attention.seq2seq.serving`) and scores
-the first pronunciation against all references of the word (`metrics.py`).
+the first pronunciation against all references of the word (`metrics.py`);
+`evaluate_run` does it with a run's SavedModel on the split training
+stored in the run directory (`load_split`).
 It also reports how monotonic the attention is: the share of phones whose
 most attended letter is not left of the previous phone's (a G2P alignment
 is nearly monotonic, so a good model's attention is near-diagonal).

@@ -4,7 +4,8 @@ The run directory has the layout of `keras_attention.seq2seq.run_dir`:
 `run.json` (the three sections of `config.SECTIONS`), the held-out splits
 (`validation.tsv`, `test.tsv`: `WORD<TAB>PHONES` a pronunciation,
 `data.lexicon_rows`), checkpoints, backup, logs, `model.weights.h5`,
-`history.json`, `export/`. There are no vocabulary files: the letters and the phones are fixed (`text.py`). The fitting itself
+`history.json`, `export/`. There are no vocabulary files: the letters and
+the phones are fixed (`text.py`). The fitting itself
 is `examples.common.train.fit`, and the SavedModel is
 `keras_attention.seq2seq.serving.TranslatorModule` with the G2P
 processors: a word in, its phones and the attention out.

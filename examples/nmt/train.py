@@ -4,8 +4,9 @@
 (`pipeline.prepare`, which returns them with the splits and, with guided
 alignment, the reference links of each pair), writes run.json and the
 held-out splits (`validation.tsv`, `test.tsv`: `corpus.corpus_rows`, which
-`evaluate` reads back) and fits the model (`examples.common.train.fit`: checkpoints, resumption, the run
-directory of `keras_attention.seq2seq.run_dir`).
+`evaluate` reads back) and fits the model (`examples.common.train.fit`:
+checkpoints, resumption, the run directory of
+`keras_attention.seq2seq.run_dir`).
 
 Guided alignment (`TrainConfig.guided_alignment`, docs/alignment.md): the
 model is compiled with `keras_attention.alignment.GuidedAlignmentLoss` on
