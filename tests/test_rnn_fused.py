@@ -159,10 +159,7 @@ def test_fused_loop_runs_where_it_applies(monkeypatch):
     assert len(calls) == 1
     others = [
         keras_attention.AttentionWrapper(
-            keras.layers.GRUCell(U), keras_attention.DotAttention()
-        ),
-        keras_attention.AttentionWrapper(
-            keras.layers.LSTMCell(U), keras_attention.AdditiveAttention(4)
+            keras.layers.SimpleRNNCell(U), keras_attention.DotAttention()
         ),
         keras_attention.AttentionWrapper(
             keras.layers.LSTMCell(U),

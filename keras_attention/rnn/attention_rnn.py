@@ -10,6 +10,7 @@ from keras_attention.checks import check_feature_shape
 from keras_attention.checks import check_mask
 from keras_attention.checks import check_same_batch
 from keras_attention.rnn.attention_wrapper import AttentionWrapper
+from keras_attention.rnn.fused_decoder import REQUIREMENTS as FUSED_NEEDS
 from keras_attention.rnn.fused_decoder import fused_decode
 from keras_attention.rnn.fused_decoder import fuses
 from keras_attention.rnn.loops import generic_decode
@@ -64,12 +65,12 @@ class AttentionRNN(keras.layers.Layer):
     faster when no input feeding is needed: it keeps the RNN a single
     fused (cuDNN) layer and batches all attention products.
 
-    Fused loop: for a plain `keras.layers.LSTMCell`, a `DotAttention` or
-    `MultiplicativeAttention`, the Luong wiring with input feeding and no
-    dropout in the call, the loop runs fused, with a hand-written backward
-    pass whose weight gradients are one matmul for all steps (the same
-    results; `fuses(training)` says whether a call runs it). Any other
-    configuration runs the generic loop.
+    Fused loop: for a plain `keras.layers.LSTMCell` or `GRUCell`, a
+    `DotAttention`, `MultiplicativeAttention` or `AdditiveAttention`, the
+    Luong wiring with input feeding and no dropout in the call, the loop
+    runs fused, with a hand-written backward pass whose weight gradients
+    are one matmul for all steps (the same results; `fuses(training)` says
+    whether a call runs it). Any other configuration runs the generic loop.
 
     Reference:
         - [Luong et al., 2015](https://arxiv.org/abs/1508.04025)
@@ -217,9 +218,7 @@ class AttentionRNN(keras.layers.Layer):
         )
         if self.fused is True and not self.fuses(training):
             raise ValueError(
-                "AttentionRNN: `fused=True` needs a plain LSTMCell, a "
-                "DotAttention or MultiplicativeAttention, the Luong wiring "
-                "with input feeding and no dropout in the call. Received: "
+                f"AttentionRNN: `fused=True` needs {FUSED_NEEDS}. Received: "
                 f"cell={wrapper.cell!r}, attention={wrapper.attention!r}, "
                 f"wiring={wrapper.wiring!r}, training={training!r}"
             )

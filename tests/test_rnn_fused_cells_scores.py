@@ -1,0 +1,287 @@
+"""The fused step-wise decoder with the additive score and the GRU cell.
+
+Against the generic loop of `AttentionRNN` (`fused=False`), same weights,
+same inputs: outputs, alignments, final states and the gradients of the
+inputs, the memory, the initial state and every weight agree, with source
+masks (padding in the middle of the batch, a row with nothing to attend),
+target padding, mixed precision and a `.keras` round trip; and the fused
+loop runs exactly where `fuses` says. Tiny sizes, few cases: each compiles
+on JAX.
+"""
+
+import keras
+import numpy as np
+import pytest
+from keras import ops
+
+import keras_attention
+from keras_attention.rnn import attention_rnn
+from tests.layer_harness import gradients
+from tests.layer_harness import to_np
+
+B, T, S, E, U, D = 3, 4, 5, 3, 6, 4
+TARGET_MASK = np.array(
+    [[True] * 4, [True, True, False, False], [False, True, True, False]]
+)
+SOURCE_MASK = np.array(
+    [[True] * 5, [True, False, True, True, False], [False] * 5]
+)
+
+
+def _cell(kind, dtype=None):
+    if kind == "lstm":
+        return keras.layers.LSTMCell(U, dtype=dtype)
+    return keras.layers.GRUCell(
+        U,
+        reset_after=kind != "gru_reset_before",
+        use_bias=kind != "gru_no_bias",
+        dtype=dtype,
+    )
+
+
+def _decoder(cell="lstm", attention=None, layer_size=5, bias=False,
+             activation="tanh", output_attention=True, dtype=None):
+    wrapper = keras_attention.AttentionWrapper(
+        _cell(cell, dtype),
+        attention or keras_attention.AdditiveAttention(4, dtype=dtype),
+        attention_layer_size=layer_size,
+        attention_use_bias=bias,
+        attention_activation=activation,
+        output_attention=output_attention,
+        dtype=dtype,
+    )
+    decoder = keras_attention.AttentionRNN(
+        wrapper, return_state=True, dtype=dtype
+    )
+    decoder.build((B, T, E), (B, S, D))
+    # Non-trivial scales and biases.
+    rng = np.random.default_rng(0)
+    for w in decoder.trainable_weights:
+        if len(w.shape) <= 1 or "bias" in w.path:
+            w.assign(rng.uniform(0.5, 1.5, size=w.shape).astype(w.dtype))
+    return decoder
+
+
+def _data(decoder, seed=0, source=S):
+    rng = np.random.default_rng(seed)
+    states = len(decoder.wrapper.initial_cell_state(1))
+    shapes = [(B, T, E), (B, source, D)] + [(B, U)] * states
+    return [rng.normal(size=shape).astype("float32") for shape in shapes]
+
+
+def _run(decoder, fused, inputs_mask=None, memory_mask=None, source=S):
+    data = _data(decoder, source=source)
+    weights = [ops.convert_to_tensor(w) for w in decoder.trainable_variables]
+    position = ops.convert_to_tensor(
+        np.arange(1, T + 1, dtype="float32")[None, :, None]
+    )
+    frozen = [ops.convert_to_tensor(w) for w in decoder.non_trainable_variables]
+    decoder.fused = fused
+    states = len(data) - 2
+
+    def fn(x, memory, *values):
+        (outputs, alignments, final), _ = decoder.stateless_call(
+            list(values[states:]), frozen, x, memory,
+            initial_state=list(values[:states]),
+            inputs_mask=inputs_mask, memory_mask=memory_mask,
+        )
+        # Every step gets its own gradient.
+        return (outputs * position, alignments * position,
+                *final["cell_state"], final["attention"])
+
+    return gradients(fn, *data, *weights)
+
+
+def _assert_same_as_generic(decoder, inputs_mask=None, memory_mask=None,
+                            source=S):
+    got_out, got = _run(decoder, True, inputs_mask, memory_mask, source)
+    want_out, want = _run(decoder, False, inputs_mask, memory_mask, source)
+    names = ["outputs", "alignments", "state", "attention"]
+    names[2:3] = [f"state{i}" for i in range(len(got_out) - 3)]
+    for name, g, w in zip(names, got_out, want_out):
+        np.testing.assert_allclose(
+            to_np(g), to_np(w), rtol=1e-5, atol=1e-5, err_msg=name
+        )
+    states = len(got_out) - 3
+    names = ["inputs", "memory"] + [f"initial_state{i}" for i in range(
+        states)] + [w.path for w in decoder.trainable_weights]
+    assert len(got) == len(names)
+    for name, g, w in zip(names, got, want):
+        assert g is not None, name
+        np.testing.assert_allclose(
+            to_np(g), to_np(w), rtol=1e-4, atol=1e-4, err_msg=name
+        )
+
+
+CASES = {
+    # The G2P example's decoder: LSTM, additive score, tanh layer.
+    "lstm_additive": dict(),
+    # TFA's normed Bahdanau without bias, its linear attention layer.
+    "lstm_additive_normed_linear": dict(
+        attention=keras_attention.AdditiveAttention(
+            4, use_bias=False, normalize=True
+        ),
+        activation=None,
+        bias=True,
+    ),
+    "gru_additive_no_layer": dict(cell="gru", layer_size=None),
+    "gru_general_cell_output": dict(
+        cell="gru",
+        attention=keras_attention.MultiplicativeAttention(use_scale=True),
+        output_attention=False,
+    ),
+    "gru_reset_before_additive": dict(cell="gru_reset_before"),
+    "gru_reset_before_general": dict(
+        cell="gru_reset_before",
+        attention=keras_attention.MultiplicativeAttention(),
+        layer_size=None,
+    ),
+}
+
+
+def _fresh(case):
+    kwargs = dict(CASES[case])
+    if "attention" in kwargs:
+        attention = kwargs["attention"]
+        kwargs["attention"] = attention.__class__.from_config(
+            attention.get_config()
+        )
+    return _decoder(**kwargs)
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_fused_matches_generic(case):
+    decoder = _fresh(case)
+    assert decoder.fuses()
+    _assert_same_as_generic(decoder, TARGET_MASK, SOURCE_MASK)
+
+
+def test_gru_without_bias_and_a_zero_length_memory():
+    decoder = _decoder(cell="gru_no_bias")
+    assert decoder.fuses()
+    _assert_same_as_generic(decoder, TARGET_MASK, source=0)
+
+
+@pytest.mark.parametrize(
+    "cell,policy", [("lstm", "mixed_float16"), ("gru", "mixed_bfloat16")]
+)
+def test_mixed_precision_close_to_float32(cell, policy):
+    reference = _decoder(cell, bias=True)
+    decoder = _decoder(cell, bias=True, dtype=policy)
+    decoder.set_weights(reference.get_weights())
+    assert decoder.fuses()
+    data = [ops.convert_to_tensor(t) for t in _data(reference)]
+
+    def fn(layer):
+        def call(x, memory, *state):
+            outputs, alignments, final = layer(
+                x, memory, initial_state=list(state),
+                inputs_mask=TARGET_MASK, memory_mask=SOURCE_MASK,
+            )
+            return (ops.cast(outputs, "float32"),
+                    ops.cast(alignments, "float32"))
+
+        return call
+
+    got_out, got = gradients(fn(decoder), *data)
+    want_out, want = gradients(fn(reference), *data)
+    for g, w in zip(list(got_out) + list(got), list(want_out) + list(want)):
+        g = to_np(ops.cast(g, "float32"))
+        assert np.isfinite(g).all()
+        np.testing.assert_allclose(g, to_np(w), rtol=0.1, atol=0.1)
+
+
+def test_fused_loop_runs_where_it_applies(monkeypatch):
+    calls = []
+    real = attention_rnn.fused_decode
+
+    def spy(*args, **kwargs):
+        calls.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(attention_rnn, "fused_decode", spy)
+    fused = [
+        (keras.layers.LSTMCell(U), keras_attention.AdditiveAttention(4)),
+        (keras.layers.GRUCell(U), keras_attention.AdditiveAttention(
+            4, normalize=True)),
+        (keras.layers.GRUCell(U, reset_after=False),
+         keras_attention.MultiplicativeAttention()),
+    ]
+    x, memory = _data(_decoder())[:2]
+    for cell, attention in fused:
+        decoder = keras_attention.AttentionRNN(
+            keras_attention.AttentionWrapper(cell, attention)
+        )
+        assert decoder.fuses()
+        decoder(x, memory)
+    assert len(calls) == len(fused)
+    others = [
+        (keras.layers.GRUCell(U, activation="relu"),
+         keras_attention.AdditiveAttention(4), {}),
+        (keras.layers.GRUCell(U, recurrent_activation="hard_sigmoid"),
+         keras_attention.MultiplicativeAttention(), {}),
+        (keras.layers.GRUCell(U), keras_attention.LocationSensitiveAttention(
+            4, filters=2, kernel_size=3), {}),
+        (keras.layers.GRUCell(U), keras_attention.BahdanauMonotonicAttention(
+            4), {}),
+        (keras.layers.GRUCell(U), keras_attention.AdditiveAttention(4),
+         {"wiring": "bahdanau"}),
+        (keras.layers.LSTMCell(U), keras_attention.AdditiveAttention(4),
+         {"input_feeding": False}),
+        (keras.layers.SimpleRNNCell(U), keras_attention.AdditiveAttention(4),
+         {}),
+        (keras.layers.StackedRNNCells([keras.layers.GRUCell(U)]),
+         keras_attention.AdditiveAttention(4), {}),
+    ]
+    for cell, attention, kwargs in others:
+        wrapper = keras_attention.AttentionWrapper(cell, attention, **kwargs)
+        generic = keras_attention.AttentionRNN(wrapper)
+        assert not generic.fuses(), (cell, attention, kwargs)
+        with pytest.raises(ValueError, match="fused=True"):
+            keras_attention.AttentionRNN(wrapper, fused=True)(x, memory)
+    # One call of each kind runs the generic loop (each compiles on JAX).
+    generic(x, memory)
+    assert len(calls) == len(fused)
+    # Dropout of the cell or of the additive attention, in training only.
+    for cell, attention in [
+        (keras.layers.GRUCell(U, dropout=0.3),
+         keras_attention.AdditiveAttention(4)),
+        (keras.layers.GRUCell(U, recurrent_dropout=0.3),
+         keras_attention.AdditiveAttention(4)),
+        (keras.layers.LSTMCell(U),
+         keras_attention.AdditiveAttention(4, dropout=0.3)),
+    ]:
+        decoder = keras_attention.AttentionRNN(
+            keras_attention.AttentionWrapper(cell, attention)
+        )
+        assert decoder.fuses(training=False)
+        assert not decoder.fuses(training=True)
+    decoder(x, memory, training=True)
+    assert len(calls) == len(fused)
+
+
+def test_keras_round_trip(tmp_path):
+    source = keras.Input((None,), dtype="int32")
+    target = keras.Input((None,), dtype="int32")
+    memory = keras.layers.Embedding(20, D, mask_zero=True)(source)
+    y = keras.layers.Embedding(20, E, mask_zero=True)(target)
+    decoder = keras_attention.AttentionRNN(
+        keras_attention.AttentionWrapper(
+            keras.layers.GRUCell(U),
+            keras_attention.AdditiveAttention(4, normalize=True),
+            attention_layer_size=5,
+        ),
+        name="decoder",
+    )
+    outputs, _ = decoder(y, memory)
+    model = keras.Model([source, target], keras.layers.Dense(20)(outputs))
+    ids = np.array([[3, 4, 5, 0, 0], [1, 2, 0, 0, 0]], "int32")
+    path = str(tmp_path / "fused.keras")
+    model.save(path)
+    loaded = keras.saving.load_model(path)
+    assert loaded.get_layer("decoder").fuses()
+    np.testing.assert_allclose(
+        to_np(loaded([ids, ids[:, :4]])),
+        to_np(model([ids, ids[:, :4]])),
+        atol=1e-6,
+    )
