@@ -40,14 +40,16 @@ def encoder(sizes, source, lstm=ka.LSTM):
     )(x)
 
 
-def stepwise_parts(sizes, score, logits_dtype=None):
+def stepwise_parts(sizes, score, logits_dtype=None, cell="lstm"):
     """The step-wise decoder's layers: embedding, wrapper, projection.
 
     `logits_dtype="float32"` keeps the vocabulary projection in float32
-    under a mixed policy, as the NMT example does."""
+    under a mixed policy, as the NMT example does; `cell`: `"lstm"` or
+    `"gru"`, the decoder cell."""
     units = sizes["units"]
+    cell_class = keras.layers.GRUCell if cell == "gru" else keras.layers.LSTMCell
     wrapper = ka.AttentionWrapper(
-        keras.layers.LSTMCell(units),
+        cell_class(units),
         _attention(score, units),
         attention_layer_size=units,
         attention_activation=None,  # TFA's attention layer is linear
@@ -61,20 +63,22 @@ def stepwise_parts(sizes, score, logits_dtype=None):
 
 
 def stepwise_model(sizes, score, logits_dtype=None, lstm=ka.LSTM,
-                   fused="auto"):
+                   fused="auto", cell="lstm"):
     """The training model and the layers the translator reuses; `lstm`:
     the encoder's layer class (`keras.layers.LSTM` for the figures before
     `keras_attention.LSTM`); `fused`: `AttentionRNN`'s (`False` for the
-    generic loop)."""
+    generic loop); `cell`: the decoder cell, `"lstm"` or `"gru"` (which
+    starts from the encoder's `h`)."""
     source = keras.Input((None,), dtype="int32", name="source")
     target = keras.Input((None,), dtype="int32", name="target")
     encoder_model = keras.Model(source, encoder(sizes, source, lstm))
     memory, h, c = encoder_model(source)
     embedding, wrapper, projection = stepwise_parts(
-        sizes, score, logits_dtype
+        sizes, score, logits_dtype, cell
     )
     outputs, _ = ka.AttentionRNN(wrapper, fused=fused)(
-        embedding(target), memory, initial_state=[h, c]
+        embedding(target), memory,
+        initial_state=[h] if cell == "gru" else [h, c],
     )
     model = keras.Model([source, target], projection(outputs))
     return model, (encoder_model, embedding, wrapper, projection)

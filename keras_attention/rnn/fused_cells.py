@@ -139,11 +139,16 @@ class FusedLSTM:
 class FusedGRU:
     """`keras.layers.GRUCell`: state `(h,)`.
 
-    With `reset_after=True` (Keras' default) one matmul of `[h; a]` gives
-    the `z` and `r` parts, the recurrent part `R_h h + b_rh` of the
-    candidate (which `r` multiplies) and its `a` part; saved
-    `[z, r, n, R_h h + b_rh]`. With `reset_after=False` the candidate's
-    recurrent part is `R_h (r h)`, a second matmul; saved `[z, r, n]`.
+    With `reset_after=True` (Keras' default) a step multiplies `h` by the
+    recurrent kernel, columns reordered `[R_h, R_z, R_r]`, and `a` by the
+    kernel's rows that take it, `[W_z, W_r, W_h]` (one matmul of `[h; a]`
+    would multiply a zero block as large as a quarter of it); `r`
+    multiplies `R_h h + b_rh`. Saved `[z, r, n, R_h h + b_rh]`; the gates'
+    gradients in the order `[R_h h, z, r, n]`, so that the rows of each
+    transposed matrix take a contiguous slice. With `reset_after=False`
+    the candidate's recurrent part is `R_h (r h)`: one matmul of `[h; a]`
+    by `[[R_z, R_r, 0], [W_z, W_r, W_h]]` (a sixth of it zeros), then one
+    of `r h`; saved `[z, r, n]`, gradients `[z, r, n]`.
     """
 
     def __init__(self, cell: keras.layers.Layer):
@@ -187,28 +192,19 @@ class FusedGRU:
         u = self.units
         recurrent = ops.cast(cell.recurrent_kernel, dtype)
         feed = ops.cast(cell.kernel, dtype)[input_size:]
-        zeros_h = ops.zeros((u, u), dtype)
         if self.reset_after:
-            # Columns `[z, r, R_h h, W_h a]`.
-            matrix = ops.concatenate(
-                [
-                    ops.concatenate([recurrent, zeros_h], axis=1),
-                    ops.concatenate(
-                        [feed[:, : 2 * u], ops.zeros_like(feed[:, :u]),
-                         feed[:, 2 * u :]],
-                        axis=1,
-                    ),
-                ],
-                axis=0,
+            reordered = ops.concatenate(
+                [recurrent[:, 2 * u :], recurrent[:, : 2 * u]], axis=1
             )
             recurrent_bias = self._biases()[1]
             if recurrent_bias is None:
-                return matrix, ops.zeros((u,), dtype)
-            return matrix, recurrent_bias[2 * u :]
-        # Columns `[z, r, W_h a]`; `R_h` multiplies `r h`.
+                return reordered, feed, ops.zeros((u,), dtype)
+            return reordered, feed, recurrent_bias[2 * u :]
         matrix = ops.concatenate(
             [
-                ops.concatenate([recurrent[:, : 2 * u], zeros_h], axis=1),
+                ops.concatenate(
+                    [recurrent[:, : 2 * u], ops.zeros((u, u), dtype)], axis=1
+                ),
                 feed,
             ],
             axis=0,
@@ -216,34 +212,38 @@ class FusedGRU:
         return matrix, recurrent[:, 2 * u :]
 
     def transposed(self, weights: Tuple[Tensor, ...]) -> Tuple[Tensor, ...]:
-        if self.reset_after:
-            return (ops.transpose(weights[0]),)
-        return ops.transpose(weights[0]), ops.transpose(weights[1])
+        return tuple(ops.transpose(w) for w in weights[:2])
 
     def step(
         self, x_t: Tensor, state: tuple, a: Tensor, weights: tuple
     ) -> tuple:
         u = self.units
         (h,) = state
-        m = ops.matmul(ops.concatenate([h, a], axis=-1), weights[0])
-        z = ops.sigmoid(x_t[:, :u] + m[:, :u])
-        r = ops.sigmoid(x_t[:, u : 2 * u] + m[:, u : 2 * u])
         if self.reset_after:
-            rh = m[:, 2 * u : 3 * u] + weights[1]
-            n = ops.tanh(x_t[:, 2 * u :] + m[:, 3 * u :] + r * rh)
-            saved = [z, r, n, rh]
+            m_h = ops.matmul(h, weights[0])
+            m_a = ops.matmul(a, weights[1])
+            zr = ops.sigmoid(
+                x_t[:, : 2 * u] + m_h[:, u:] + m_a[:, : 2 * u]
+            )
+            rh = m_h[:, :u] + weights[2]
+            z, r = zr[:, :u], zr[:, u:]
+            n = ops.tanh(x_t[:, 2 * u :] + m_a[:, 2 * u :] + r * rh)
+            saved = [zr, n, rh]
         else:
+            m = ops.matmul(ops.concatenate([h, a], axis=-1), weights[0])
+            zr = ops.sigmoid(x_t[:, : 2 * u] + m[:, : 2 * u])
+            z, r = zr[:, :u], zr[:, u:]
             n = ops.tanh(
                 x_t[:, 2 * u :] + m[:, 2 * u :]
                 + ops.matmul(r * h, weights[1])
             )
-            saved = [z, r, n]
+            saved = [zr, n]
         h_new = z * h + (1 - z) * n
         return h_new, (h_new,), ops.concatenate(saved, axis=-1)
 
     def backward_static(self, saved: Tensor, prev_state: tuple) -> Tensor:
-        """`reset_after`: `[q, z]`, `d_m = [dh, dh, dh, dh] q`; else
-        `[d_z, d_n, h r (1 - r), r, z]` (per unit of `dh`)."""
+        """`reset_after`: `[q, z]`, the gates' gradients `[dh, dh, dh, dh]
+        q`; else `[d_z, d_n, h r (1 - r), r, z]` (per unit of `dh`)."""
         u = self.units
         h_prev = prev_state[0]
         z, r, n = (saved[..., i * u : (i + 1) * u] for i in range(3))
@@ -251,7 +251,7 @@ class FusedGRU:
         d_n = (1 - z) * (1 - n * n)
         if self.reset_after:
             rh = saved[..., 3 * u :]
-            parts = [d_z, d_n * rh * r * (1 - r), d_n * r, d_n, z]
+            parts = [d_n * r, d_z, d_n * rh * r * (1 - r), d_n, z]
         else:
             parts = [d_z, d_n, h_prev * r * (1 - r), r, z]
         return ops.concatenate(parts, axis=-1)
@@ -265,9 +265,8 @@ class FusedGRU:
             d_m = ops.concatenate([d_h, d_h, d_h, d_h], axis=-1) * static_t[
                 :, : 4 * u
             ]
-            d_prev = ops.matmul(d_m, weights_t[0])
-            d_h_prev = d_h * z + d_prev[:, :u]
-            return d_m, (d_h_prev,), d_prev[:, u:]
+            d_h_prev = d_h * z + ops.matmul(d_m[:, : 3 * u], weights_t[0])
+            return d_m, (d_h_prev,), ops.matmul(d_m[:, u:], weights_t[1])
         d_pz = d_h * static_t[:, :u]
         d_pn = d_h * static_t[:, u : 2 * u]
         d_rh = ops.matmul(d_pn, weights_t[1])
@@ -284,14 +283,16 @@ class FusedGRU:
     ) -> tuple:
         u = self.units
         h_prev = prev_state[0]
-        prev = ops.concatenate([h_prev, prev_a], axis=-1)
-        d_matrix = _outer(prev, d_gates)
         if self.reset_after:
-            d_xw = ops.concatenate(
-                [d_gates[..., : 2 * u], d_gates[..., 3 * u :]], axis=-1
+            d_xw = d_gates[..., u:]
+            return d_xw, (
+                _outer(h_prev, d_gates[..., : 3 * u]),
+                _outer(prev_a, d_xw),
+                ops.sum(d_gates[..., :u], axis=(0, 1)),
             )
-            d_bias = ops.sum(d_gates[..., 2 * u : 3 * u], axis=(0, 1))
-            return d_xw, (d_matrix, d_bias)
+        prev = ops.concatenate([h_prev, prev_a], axis=-1)
         r = saved[..., u : 2 * u]
-        return d_gates, (d_matrix, _outer(r * h_prev, d_gates[..., 2 * u :]))
-
+        return d_gates, (
+            _outer(prev, d_gates),
+            _outer(r * h_prev, d_gates[..., 2 * u :]),
+        )

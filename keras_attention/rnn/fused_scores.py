@@ -169,12 +169,20 @@ class FusedAdditive:
         (hidden,) = saved
         _, w2, _, v = inputs
         units = hidden.shape[-1]
-        d_e_h = ops.expand_dims(d_e, -1) * hidden
-        d_v = ops.sum(ops.reshape(d_e_h, (-1, units)), axis=0)
-        d_keys = v * (
-            ops.expand_dims(ops.sum(d_e, axis=0), -1)
-            - ops.sum(d_e_h * hidden, axis=0)
+        # Sums over all steps as matmuls (reductions over a leading axis
+        # are slow on some backends).
+        d_v = ops.matmul(
+            ops.reshape(d_e, (1, -1)), ops.reshape(hidden, (-1, units))
+        )[0]
+        steps = ops.shape(d_e)[0]
+        weighted = ops.reshape(
+            ops.expand_dims(d_e, -1) * (hidden * hidden), (steps, -1)
         )
+        d_squares = ops.reshape(
+            ops.matmul(ops.ones((1, steps), d_e.dtype), weighted),
+            ops.shape(hidden)[1:],
+        )
+        d_keys = v * (ops.expand_dims(ops.sum(d_e, axis=0), -1) - d_squares)
         d_w2 = ops.matmul(
             ops.transpose(
                 ops.reshape(ops.cast(queries, w2.dtype), (-1, w2.shape[0]))
