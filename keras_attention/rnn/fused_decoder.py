@@ -137,19 +137,31 @@ def fused_decode(
                   *cell_weights, *score_inputs)
     size = wrapper.output_size(memory.shape[-1])
     widths = [size] + [t.shape[-1] for t in state0] + [a0.shape[-1]]
-    ends = [sum(widths[: i + 1]) for i in range(len(widths))]
-    outputs = ops.transpose(packed[..., : ends[0]], (1, 0, 2))
-    alignments = ops.transpose(packed[..., ends[-1] :], (1, 0, 2))
-    last = packed[-1]
+    out, *states, a_s, alpha = _unpack(packed, widths)
     final_state = {
         "cell_state": tree.pack_sequence_as(
-            state["cell_state"],
-            [last[:, a:b] for a, b in zip(ends[:-2], ends[1:-1])],
+            state["cell_state"], [s[-1] for s in states]
         ),
-        "attention": ops.cast(last[:, ends[-2] : ends[-1]],
-                              wrapper.compute_dtype),
+        "attention": ops.cast(a_s[-1], wrapper.compute_dtype),
     }
-    return outputs, alignments, final_state
+    return (ops.transpose(out, (1, 0, 2)), ops.transpose(alpha, (1, 0, 2)),
+            final_state)
+
+
+def _unpack(packed: Tensor, widths: list) -> list:
+    """The slices of `packed`'s last axis of `widths`, and the rest.
+
+    Each slice keeps its static width, which slicing a tensor of unknown
+    width (the source length is unknown in a traced function) loses."""
+    pieces = []
+    start = 0
+    for width in widths:
+        piece = packed[..., start : start + width]
+        pieces.append(
+            ops.reshape(piece, tuple(ops.shape(piece)[:-1]) + (width,))
+        )
+        start += width
+    return pieces + [packed[..., start:]]
 
 
 def _make_loop(
@@ -276,11 +288,8 @@ def _backward(
     score_saved = stacked[n + 7 :]
     # The gradients of each packed output.
     widths = [out.shape[-1]] + [t.shape[-1] for t in state0] + [a0.shape[-1]]
-    ends = [sum(widths[: i + 1]) for i in range(len(widths))]
-    g_out = upstream[..., : ends[0]]
-    g_states = [upstream[..., a:b] for a, b in zip(ends[:-2], ends[1:-1])]
-    g_a = upstream[..., ends[-2] : ends[-1]]
-    g_alpha = ops.cast(upstream[..., ends[-1] :], alpha.dtype)
+    g_out, *g_states, g_a, g_alpha = _unpack(upstream, widths)
+    g_alpha = ops.cast(g_alpha, alpha.dtype)
     if masked:
         g_out = g_out * keep
         g_alpha = g_alpha * ops.cast(keep, g_alpha.dtype)
@@ -292,11 +301,12 @@ def _backward(
     prev_a = ops.concatenate([a0[None], a_s[:-1]], axis=0)
     cell_static = cell.backward_static(saved, prev_states)
     attn_d = 1 - attn * attn if tanh else ops.ones_like(attn[..., :1])
-    parts = [g_out, *g_states, g_a, cell_static, attn_d, keep, g_alpha, alpha]
+    # Per step, one tensor of the static-width parts (slices are cheap).
+    parts = [g_out, *g_states, g_a, cell_static, attn_d, keep]
     cuts = [0]
     for part in parts:
         cuts.append(cuts[-1] + part.shape[-1])
-    static = ops.concatenate(parts[:-2], axis=-1)
+    static = ops.concatenate(parts, axis=-1)
     memory_t = ops.transpose(memory, (0, 2, 1))
     cell_w_t = cell.transposed(cell_w)
     w_c_t = ops.transpose(w_c)
@@ -307,7 +317,7 @@ def _backward(
         d_state, da = carry[:n], carry[n]
         static_t, ga_t, alpha_t = inputs[:3]
         go, *g_s, g_a_t, static_c, attn_d_t, k = [
-            static_t[:, a:b] for a, b in zip(cuts[:-3], cuts[1:-2])
+            static_t[:, a:b] for a, b in zip(cuts[:-1], cuts[1:])
         ]
         d_state = [d + g for d, g in zip(d_state, g_s)]
         d_a_state = da + g_a_t
