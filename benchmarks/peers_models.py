@@ -47,9 +47,9 @@ def stepwise_parts(sizes, score, logits_dtype=None, cell="lstm"):
     under a mixed policy, as the NMT example does; `cell`: `"lstm"` or
     `"gru"`, the decoder cell."""
     units = sizes["units"]
-    cell_class = keras.layers.GRUCell if cell == "gru" else keras.layers.LSTMCell
+    cells = {"lstm": keras.layers.LSTMCell, "gru": keras.layers.GRUCell}
     wrapper = ka.AttentionWrapper(
-        cell_class(units),
+        cells[cell](units),
         _attention(score, units),
         attention_layer_size=units,
         attention_activation=None,  # TFA's attention layer is linear
