@@ -8,8 +8,8 @@
 - `LSTM`: `keras.layers.LSTM` with a faster loop off cuDNN.
 - `wiring`, `wrapper_state`, `rnn_cells`: the step wirings, the wrapper's
   state and what both layers need of a Keras cell; `loops` and
-  `fused_decoder`: `AttentionRNN`'s generic and fused loops (the fused
-  loop's cells in `fused_cells`, its scores in `fused_scores`).
+  `fused_decoder` (a package: the loop, its cells, its scores):
+  `AttentionRNN`'s generic and fused loops.
 """
 
 from keras_attention.rnn.attention_rnn import AttentionRNN

@@ -1,6 +1,6 @@
 """The scores of the fused step-wise decoder, forward and backward.
 
-`fused_decoder` runs the loop; a class here holds one score's maths in the
+`loop` runs the loop; a class here holds one score's maths in the
 layout that loop needs, for a query `h_t` `(batch_size, U)` and the keys
 projected once per memory:
 

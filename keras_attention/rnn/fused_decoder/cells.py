@@ -1,7 +1,7 @@
 """The cells of the fused step-wise decoder: LSTM and GRU steps, forward
 and backward.
 
-`fused_decoder` runs `AttentionRNN`'s Luong loop with input feeding, whose
+`loop` runs `AttentionRNN`'s Luong loop with input feeding, whose
 cell input is `[x_t; a_{t-1}]`, for a plain `keras.layers.LSTMCell` or
 `keras.layers.GRUCell`. A class here holds one cell's maths in the layout
 that loop needs, so the loop itself knows no gate:

@@ -15,8 +15,8 @@ are computed before the loop (their gradients by autodiff, one matmul
 each). Same weights, same results and masks as the generic loop;
 `keras.ops` only.
 
-The cells' maths is in `fused_cells` (`FusedLSTM`, `FusedGRU`), the
-scores' in `fused_scores` (`FusedDot`, `FusedAdditive`); this module holds
+The cells' maths is in `cells` (`FusedLSTM`, `FusedGRU`), the scores' in
+`scores` (`FusedDot`, `FusedAdditive`); this module holds
 the loop, the attention and attentional layer around them, and `fuses`.
 """
 
@@ -28,8 +28,8 @@ from keras import ops
 from keras import tree
 
 from keras_attention.ops.masking import masked_softmax
-from keras_attention.rnn.fused_cells import fused_cell
-from keras_attention.rnn.fused_scores import fused_score
+from keras_attention.rnn.fused_decoder.cells import fused_cell
+from keras_attention.rnn.fused_decoder.scores import fused_score
 from keras_attention.typing import Tensor
 
 # What `fuses` needs, for error messages.
