@@ -21,3 +21,22 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if "tf_only" in item.keywords:
             item.add_marker(skip)
+
+
+def _rss_mib():
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) // 1024
+    return -1
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _memory_log(request):
+    """With KA_TEST_MEMLOG=FILE, logs each test module's resident memory
+    after it ran (a tool for keeping the suite within CI's memory)."""
+    yield
+    path = os.environ.get("KA_TEST_MEMLOG")
+    if path:
+        with open(path, "a") as f:
+            f.write(f"{os.getpid()} {request.module.__name__} {_rss_mib()}\n")
