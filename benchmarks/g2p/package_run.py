@@ -1,0 +1,51 @@
+"""Packages a G2P run for shipping: the model's weights of one checkpoint
+(without the optimizer's state, a third of a checkpoint's size), the run's
+`run.json` and its held-out splits (so `evaluate --run` scores them without
+the training data).
+
+    python benchmarks/g2p/package_run.py RUN WEIGHTS OUT
+
+`WEIGHTS`: `RUN/model.weights.h5` or one of `RUN/checkpoints/`.
+"""
+
+import argparse
+import os
+import shutil
+
+from examples.common.splits import save_held_out
+from examples.g2p import data as data_lib
+from examples.g2p import train as train_lib
+from keras_attention.seq2seq import run_dir as run_lib
+
+
+def package(run, weights, out):
+    seq2seq, _, _, configs = train_lib.load_trained(run, weights)
+    os.makedirs(out, exist_ok=True)
+    seq2seq.save_weights(os.path.join(out, "model.weights.h5"))
+    shutil.copy(os.path.join(run, run_lib.RUN_CONFIG), out)
+    held_out = {}
+    for name in run_lib.SPLIT_FILES:
+        rows = run_lib.load_split(run, name)
+        held_out[name] = rows
+    if any(rows is None for rows in held_out.values()):
+        # A run written before the split files: split its data again.
+        save_held_out(
+            out, train_lib.load_splits(configs[0]), data_lib.lexicon_rows
+        )
+    else:
+        for name, rows in held_out.items():
+            run_lib.save_split(out, name, rows)
+    return sorted(os.listdir(out))
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("run")
+    parser.add_argument("weights")
+    parser.add_argument("out")
+    args = parser.parse_args()
+    print(package(args.run, args.weights, args.out))
+
+
+if __name__ == "__main__":
+    main()

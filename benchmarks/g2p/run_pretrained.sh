@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# The recipe of the shipped G2P model (examples/g2p/pretrained/), as one
+# command: train on the training half of the standard CMUdict split, score
+# the dev split carved from it (greedy and beam 4), and package the run's
+# weights (without the optimizer state), run.json and held-out splits.
+#
+#   benchmarks/g2p/run_pretrained.sh [OUT]
+#
+# Environment: LEXICON (default ../shared/data/cmudict-g2p/train.tsv,
+# relative to the repository root), PY (default .venv/bin/python), RUNS
+# (default runs/g2p-pretrained), EPOCHS (default 16: the learning rate's
+# cosine decay is planned over them; the run keeps a checkpoint per epoch
+# and resumes when started again), CHECKPOINT (package this epoch's
+# checkpoint, e.g. 2, instead of the final weights).
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+export PYTHONPATH=$PWD TF_CPP_MIN_LOG_LEVEL=2
+PY=${PY:-.venv/bin/python}
+LEXICON=${LEXICON:-../shared/data/cmudict-g2p/train.tsv}
+RUN=${RUNS:-runs/g2p-pretrained}
+OUT=${1:-examples/g2p/pretrained}
+EPOCHS=${EPOCHS:-16}
+nice -n 10 "$PY" -m examples.g2p train --out "$RUN" --lexicon "$LEXICON" \
+  --validation-fraction 0.02 --test-fraction 0.05 --score additive \
+  --units 256 --embedding-dim 128 --dropout 0.2 --label-smoothing 0.1 \
+  --batch-size 256 --learning-rate 3e-3 --epochs "$EPOCHS" --patience 4 \
+  --verbose 2 2>&1 | tee "$RUN.train.log"
+weights="$RUN/model.weights.h5"
+if [ -n "${CHECKPOINT:-}" ]; then
+  weights=$(printf "%s/checkpoints/epoch_%02d.weights.h5" "$RUN" "$CHECKPOINT")
+fi
+"$PY" benchmarks/g2p/package_run.py "$RUN" "$weights" "$OUT"
+nice -n 10 "$PY" -m examples.g2p evaluate --run "$OUT" --split test \
+  --beam-width 4 --json "$RUN.metrics.json" 2>&1 | tee "$RUN.eval.log"

@@ -1,0 +1,89 @@
+"""The G2P model shipped in `examples/g2p/pretrained/`: it loads on a fresh
+clone (no training, no data), pronounces common words, scores a lexicon,
+and its export is cached by the weights' digest."""
+
+import json
+import os
+
+import pytest
+
+from examples.g2p import cli
+from examples.g2p import pretrained
+
+pytestmark = [pytest.mark.tf_only, pytest.mark.slow]
+
+# Common words and their CMUdict pronunciations (no stress), each the only
+# pronunciation CMUdict gives. The shipped model is trained on the
+# training half of the standard split: a few of these are in it, and a
+# model that had not learnt them would be broken.
+COMMON = {
+    "CAT": "K AE T",
+    "DOG": "D AO G",
+    "HOUSE": "HH AW S",
+    "WATER": "W AO T ER",
+    "NIGHT": "N AY T",
+    "SPEAK": "S P IY K",
+}
+
+
+@pytest.fixture(scope="module")
+def cache(tmp_path_factory):
+    path = tmp_path_factory.mktemp("cache")
+    old = os.environ.get("XDG_CACHE_HOME")
+    os.environ["XDG_CACHE_HOME"] = str(path)
+    yield path
+    if old is None:
+        del os.environ["XDG_CACHE_HOME"]
+    else:
+        os.environ["XDG_CACHE_HOME"] = old
+
+
+def test_shipped_run_is_complete_and_small():
+    names = set(os.listdir(pretrained.DIRECTORY))
+    assert {"run.json", pretrained.WEIGHTS} <= names
+    size = sum(
+        os.path.getsize(os.path.join(pretrained.DIRECTORY, n)) for n in names
+    )
+    assert size < 25 * 2**20
+    with open(os.path.join(pretrained.DIRECTORY, "run.json")) as f:
+        config = json.load(f)
+    # No machine path in what is shipped.
+    assert "/work/" not in json.dumps(config)
+
+
+def test_translate_common_words(cache, capsys):
+    assert cli.main(["translate", "--model", "pretrained", *COMMON]) == 0
+    lines = capsys.readouterr().out.strip().splitlines()
+    got = dict(line.split("\t")[:2] for line in lines)
+    right = sum(got[word] == phones
+                for word, phones in COMMON.items())
+    assert right >= len(COMMON) - 1, got
+    # Exported once, into the cache named after the weights.
+    (exported,) = (cache / "keras-seq2seq-attention").iterdir()
+    assert exported.name.startswith("g2p-pretrained-")
+    assert (exported / "saved_model.pb").exists()
+
+
+def test_evaluate_lexicon_with_the_shipped_model(cache, tmp_path, capsys):
+    lexicon = tmp_path / "lexicon.tsv"
+    lexicon.write_text(
+        "".join(f"{w}\t{p}\n" for w, p in COMMON.items())
+        + "CAT\tK AH T\n"  # a second reference for CAT
+        + "malformed line\n"
+    )
+    out = tmp_path / "metrics.json"
+    assert cli.main([
+        "evaluate", "--run", "pretrained", "--lexicon", str(lexicon),
+        "--beam-width", "2", "--json", str(out),
+    ]) == 0
+    metrics = json.loads(out.read_text())
+    assert metrics["greedy"]["words"] == len(COMMON)
+    assert metrics["greedy"]["skipped"] == 1
+    assert metrics["greedy"]["wer"] <= 100 / len(COMMON) + 1e-9
+    assert metrics["beam"]["wer"] <= 100 / len(COMMON) + 1e-9
+
+
+def test_pretrained_is_a_name_not_a_path(tmp_path):
+    assert pretrained.run_directory("runs/x") == "runs/x"
+    assert pretrained.model_path(str(tmp_path)) == str(tmp_path)
+    assert pretrained.run_directory("pretrained") == pretrained.DIRECTORY
