@@ -207,6 +207,30 @@ def test_bad_fused_argument():
         keras_attention.AttentionRNN(wrapper, fused="yes")
 
 
+def assert_mixed_close(decoder, reference, data, target_mask, source_mask):
+    """The outputs, alignments and their gradients of a mixed-precision
+    `decoder` are finite and close to those of the float32 `reference`
+    (same weights); `data` is `(x, memory, *initial_state)`."""
+
+    def fn(layer):
+        def call(x, memory, *state):
+            outputs, alignments, final = layer(
+                x, memory, initial_state=list(state),
+                inputs_mask=target_mask, memory_mask=source_mask,
+            )
+            return (ops.cast(outputs, "float32"),
+                    ops.cast(alignments, "float32"))
+
+        return call
+
+    got_out, got = gradients(fn(decoder), *data)
+    want_out, want = gradients(fn(reference), *data)
+    for g, w in zip(list(got_out) + list(got), list(want_out) + list(want)):
+        g = to_np(ops.cast(g, "float32"))
+        assert np.isfinite(g).all()
+        np.testing.assert_allclose(g, to_np(w), rtol=0.1, atol=0.1)
+
+
 @pytest.mark.parametrize("policy", ["mixed_float16", "mixed_bfloat16"])
 def test_mixed_precision_close_to_float32(policy):
     x, memory, h0, c0 = _data(4)
@@ -221,23 +245,7 @@ def test_mixed_precision_close_to_float32(policy):
     assert decoder.fuses()
     data = [ops.convert_to_tensor(t) for t in (x, memory, h0, c0)]
 
-    def fn(layer):
-        def call(x, memory, h0, c0):
-            outputs, alignments, final = layer(
-                x, memory, initial_state=[h0, c0],
-                inputs_mask=TARGET_MASK, memory_mask=SOURCE_MASK,
-            )
-            return (ops.cast(outputs, "float32"),
-                    ops.cast(alignments, "float32"))
-
-        return call
-
-    got_out, got = gradients(fn(decoder), *data)
-    want_out, want = gradients(fn(reference), *data)
-    for g, w in zip(list(got_out) + list(got), list(want_out) + list(want)):
-        g = to_np(ops.cast(g, "float32"))
-        assert np.isfinite(g).all()
-        np.testing.assert_allclose(g, to_np(w), rtol=0.1, atol=0.1)
+    assert_mixed_close(decoder, reference, data, TARGET_MASK, SOURCE_MASK)
 
 
 def test_keras_round_trip(tmp_path):

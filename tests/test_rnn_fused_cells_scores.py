@@ -18,6 +18,7 @@ import keras_attention
 from keras_attention.rnn import attention_rnn
 from tests.layer_harness import gradients
 from tests.layer_harness import to_np
+from tests.test_rnn_fused import assert_mixed_close
 
 B, T, S, E, U, D = 3, 4, 5, 3, 6, 4
 TARGET_MASK = np.array(
@@ -167,23 +168,7 @@ def test_mixed_precision_close_to_float32(cell, policy):
     assert decoder.fuses()
     data = [ops.convert_to_tensor(t) for t in _data(reference)]
 
-    def fn(layer):
-        def call(x, memory, *state):
-            outputs, alignments, final = layer(
-                x, memory, initial_state=list(state),
-                inputs_mask=TARGET_MASK, memory_mask=SOURCE_MASK,
-            )
-            return (ops.cast(outputs, "float32"),
-                    ops.cast(alignments, "float32"))
-
-        return call
-
-    got_out, got = gradients(fn(decoder), *data)
-    want_out, want = gradients(fn(reference), *data)
-    for g, w in zip(list(got_out) + list(got), list(want_out) + list(want)):
-        g = to_np(ops.cast(g, "float32"))
-        assert np.isfinite(g).all()
-        np.testing.assert_allclose(g, to_np(w), rtol=0.1, atol=0.1)
+    assert_mixed_close(decoder, reference, data, TARGET_MASK, SOURCE_MASK)
 
 
 def test_fused_loop_runs_where_it_applies(monkeypatch):
