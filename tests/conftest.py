@@ -1,6 +1,11 @@
 import os
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+# The tests compile thousands of tiny XLA programs (JAX compiles every eager
+# op on its first call; the `jit_compile` tests): LLVM's optimisations cost
+# more time than they save there (about a fifth of the JAX run). Results
+# agree to rounding; benchmarks do not use this file.
+os.environ.setdefault("XLA_FLAGS", "--xla_backend_optimization_level=0")
 
 import keras  # noqa: E402
 import pytest  # noqa: E402

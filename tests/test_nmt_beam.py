@@ -22,15 +22,14 @@ from keras_attention.seq2seq import serving  # noqa: E402
 from examples.nmt import cli  # noqa: E402
 from examples.nmt import data as data_lib  # noqa: E402
 from examples.nmt import evaluate as eval_lib  # noqa: E402
-from examples.nmt import export as export_lib  # noqa: E402
 from examples.common import train as model_lib  # noqa: E402
 from examples.nmt import text as text_lib  # noqa: E402
 from examples.nmt import run as run_lib  # noqa: E402
-from tests.nmt_tiny import train_tiny  # noqa: E402
+from tests import tiny_runs  # noqa: E402
 
 pytestmark = [pytest.mark.tf_only, pytest.mark.slow]
 
-MAX_OUTPUT_TOKENS = 16
+MAX_OUTPUT_TOKENS = tiny_runs.NMT_MAX_OUTPUT_TOKENS
 SENTENCES = [
     "vendredi 20 octobre 1933",
     "",
@@ -65,12 +64,10 @@ print(json.dumps(result))
 
 
 @pytest.fixture(scope="module")
-def run(tmp_path_factory):
+def run():
     """`(run_dir, saved_model_dir)` of a tiny trained and exported model."""
-    run_dir = str(tmp_path_factory.mktemp("beam_run"))
-    train_tiny(run_dir)
-    path = export_lib.export_run(run_dir, max_output_tokens=MAX_OUTPUT_TOKENS)
-    return run_dir, path
+    path = tiny_runs.nmt_export()
+    return tiny_runs.nmt_run()[0], path
 
 
 @pytest.fixture(scope="module")
@@ -250,9 +247,9 @@ def test_beam_output_is_its_own_teacher_forced_hypothesis(run, beam_signature):
         np.testing.assert_allclose(row["attention"], weights[:n], atol=1e-5)
 
 
-def test_evaluate_reports_greedy_and_beam(run, greedy, capsys):
+def test_evaluate_reports_greedy_and_beam(run, greedy, capsys, tmp_path):
     run_dir, path = run
-    json_path = os.path.join(run_dir, "beam_metrics.json")
+    json_path = str(tmp_path / "beam_metrics.json")
     args = ["evaluate", "--run", run_dir, "--beam-width", "3", "--json", json_path]
     assert cli.main(args) == 0
     printed = capsys.readouterr().out

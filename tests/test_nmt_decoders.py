@@ -11,7 +11,6 @@ are poor, which these tests do not mind: they check how the decoders
 relate, not how good they are.
 """
 
-import dataclasses
 import json
 import os
 import shutil
@@ -30,14 +29,13 @@ from examples.nmt import export as export_lib  # noqa: E402
 from examples.nmt import run as run_lib  # noqa: E402
 from keras_attention.seq2seq.serving import serving_ops  # noqa: E402
 from examples.nmt import text as text_lib  # noqa: E402
-from examples.nmt import train as train_lib  # noqa: E402
 from keras_attention.seq2seq.serving import TranslatorModule  # noqa: E402
 from keras_attention import decoding  # noqa: E402
-from tests.nmt_tiny import train_tiny  # noqa: E402
+from tests import tiny_runs  # noqa: E402
 
 pytestmark = [pytest.mark.tf_only, pytest.mark.slow]
 
-MAX_OUTPUT_TOKENS = 16
+MAX_OUTPUT_TOKENS = tiny_runs.NMT_MAX_OUTPUT_TOKENS
 SENTENCES = [
     "vendredi 20 octobre 1933",
     "",
@@ -78,20 +76,14 @@ print(json.dumps({
 
 
 @pytest.fixture(scope="module")
-def runs(tmp_path_factory):
+def runs():
     """Two tiny runs of the same data, weight seeds 0 and 1."""
-    first = str(tmp_path_factory.mktemp("decoders_a"))
-    train_tiny(first)
-    second = str(tmp_path_factory.mktemp("decoders_b"))
-    configs = run_lib.load_run_config(first)
-    configs = configs[:3] + (dataclasses.replace(configs[3], seed=1),)
-    train_lib.train(second, *configs, log=lambda *_: None)
-    return first, second
+    return tiny_runs.nmt_run(0)[0], tiny_runs.nmt_run(1)[0]
 
 
 @pytest.fixture(scope="module")
 def signatures(runs):
-    path = export_lib.export_run(runs[0], max_output_tokens=MAX_OUTPUT_TOKENS)
+    path = tiny_runs.nmt_export()
     return path, tf.saved_model.load(path).signatures
 
 

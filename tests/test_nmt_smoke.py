@@ -18,9 +18,8 @@ pytest.importorskip("tensorflow_text")
 from keras_attention.seq2seq import serving  # noqa: E402
 from examples.nmt import align  # noqa: E402
 from examples.nmt import cli  # noqa: E402
-from examples.nmt import export as export_lib  # noqa: E402
 from examples.nmt import run as run_lib  # noqa: E402
-from tests.nmt_tiny import train_tiny  # noqa: E402
+from tests import tiny_runs  # noqa: E402
 
 pytestmark = pytest.mark.tf_only
 
@@ -42,10 +41,8 @@ print(json.dumps({k: v.numpy().tolist() if v.dtype != tf.string else
 
 
 @pytest.fixture(scope="module")
-def trained_run(tmp_path_factory):
-    run_dir = str(tmp_path_factory.mktemp("run"))
-    seq2seq, history = train_tiny(run_dir)
-    return run_dir, seq2seq, history
+def trained_run():
+    return tiny_runs.nmt_run()
 
 
 @pytest.mark.slow
@@ -62,8 +59,7 @@ def test_train_writes_the_run_directory(trained_run):
 
 @pytest.fixture(scope="module")
 def exported(trained_run):
-    run_dir, _, _ = trained_run
-    return export_lib.export_run(run_dir)
+    return tiny_runs.nmt_export()
 
 
 @pytest.mark.slow
@@ -125,12 +121,12 @@ def test_every_subcommand_has_help(command, capsys):
 
 
 @pytest.mark.slow
-def test_cli_translate_and_evaluate(trained_run, exported, capsys):
+def test_cli_translate_and_evaluate(trained_run, exported, capsys, tmp_path):
     run_dir, _, _ = trained_run
     assert cli.main(["translate", "--model", run_dir, "--attention", "lundi 1 janvier 2024"]) == 0
     out = capsys.readouterr().out
     assert out.startswith("lundi 1 janvier 2024\t")
-    json_path = os.path.join(run_dir, "metrics.json")
+    json_path = str(tmp_path / "metrics.json")
     assert cli.main(["evaluate", "--run", run_dir, "--json", json_path]) == 0
     with open(json_path) as f:
         metrics = json.load(f)

@@ -20,6 +20,7 @@ from keras_attention import DotAttention
 from keras_attention import MultiplicativeAttention
 from keras_attention.rnn.attention_rnn import AttentionRNN
 from keras_attention.rnn.attention_wrapper import AttentionWrapper
+from tests.layer_harness import RUN_EAGERLY
 from tests.layer_harness import gradients
 
 E, D, H = 3, 4, 4  # input, memory and cell sizes (D == H for the dot score)
@@ -472,7 +473,7 @@ def test_padded_target_steps_do_not_change_the_loss():
     logits_model.compile(
         "sgd",
         keras.losses.SparseCategoricalCrossentropy(from_logits=True),
-        run_eagerly=True,
+        run_eagerly=RUN_EAGERLY,
     )
     rng = np.random.default_rng(6)
     src = rng.integers(1, 12, size=(4, 5))
@@ -510,7 +511,7 @@ def _train_model(cell, attention, wiring, memory_from_encoder=True):
     model.compile(
         keras.optimizers.Adam(0.05),
         keras.losses.SparseCategoricalCrossentropy(from_logits=True),
-        run_eagerly=True,  # fast to start for tiny tests; graph mode below
+        run_eagerly=RUN_EAGERLY,  # graph mode: test_fit_in_graph_mode
     )
     return model
 

@@ -12,6 +12,7 @@ from keras_attention import MultiplicativeAttention
 from keras_attention.rnn.attention_rnn import AttentionRNN
 from keras_attention.rnn.attention_wrapper import AttentionWrapper
 from keras_attention.rnn.attentional_output import AttentionalOutput
+from tests.layer_harness import RUN_EAGERLY
 from tests.layer_harness import run_layer_test
 
 E, D, H = 3, 4, 4
@@ -133,7 +134,7 @@ def _sequence_mode_model(bidirectional=False):
     model.compile(
         keras.optimizers.Adam(0.05),
         keras.losses.SparseCategoricalCrossentropy(from_logits=True),
-        run_eagerly=True,
+        run_eagerly=RUN_EAGERLY,
     )
     return model
 
@@ -375,7 +376,7 @@ def test_mixed_precision_fit_step():
     model.compile(
         "adam",
         keras.losses.SparseCategoricalCrossentropy(from_logits=True),
-        run_eagerly=True,
+        run_eagerly=RUN_EAGERLY,
     )
     rng = np.random.default_rng(6)
     tgt = rng.integers(1, 10, size=(4, 3))

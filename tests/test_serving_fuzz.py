@@ -1,9 +1,8 @@
 """Robustness of the exported translator (SavedModel `serving_default`).
 
-One tiny model is trained once for this module (500 generated dates,
-16 units, 6 short epochs: about 40 s on 2 CPU cores), exported with the
-`export` code of the example and loaded back with `tf.saved_model.load`.
-Every test then feeds that one SavedModel:
+The tiny NMT run that the example tests share (`tests.tiny_runs`), exported
+with the `export` code of the example, is loaded back with
+`tf.saved_model.load`. Every test then feeds that one SavedModel:
 
 - the listed hostile inputs (empty strings, whitespace only, 10,000 and
   1,000,000 characters, unknown words, mixed scripts, emoji, control
@@ -31,33 +30,23 @@ from hypothesis import given
 from hypothesis import settings
 from hypothesis import strategies as st
 
+from tests import tiny_runs
+
 pytestmark = [pytest.mark.tf_only, pytest.mark.slow]
 
 tf = pytest.importorskip("tensorflow")
 pytest.importorskip("tensorflow_text")
 
-TRAIN_ARGS = [
-    "--num-dates", "500", "--epochs", "6", "--batch-size", "32",
-    "--units", "16", "--embedding-dim", "16", "--learning-rate", "0.01",
-    "--warmup-steps", "10", "--source-vocab-size", "200",
-    "--target-vocab-size", "200", "--verbose", "0",
-]
-MAX_OUTPUT_TOKENS = 12
+MAX_OUTPUT_TOKENS = tiny_runs.NMT_MAX_OUTPUT_TOKENS
 
 
 @pytest.fixture(scope="module")
-def exported(tmp_path_factory):
+def exported():
     """`(translate_fn, source_max_tokens, saved_model_dir)` of a tiny model."""
-    from examples.nmt import cli
-    from examples.nmt import export as export_lib
     from examples.nmt import run as run_lib
-    from examples.nmt import train as train_lib
 
-    run = str(tmp_path_factory.mktemp("serving") / "run")
-    args = cli.build_parser().parse_args(["train", "--out", run] + TRAIN_ARGS)
-    train_lib.train(run, *cli.configs_from_args(args), log=lambda *a: None)
-    path = export_lib.export_run(run, max_output_tokens=MAX_OUTPUT_TOKENS)
-    _, text_config, _, _ = run_lib.load_run_config(run)
+    path = tiny_runs.nmt_export()
+    _, text_config, _, _ = run_lib.load_run_config(tiny_runs.nmt_run()[0])
     return serving.load_saved_model(path), text_config.max_tokens, path
 
 

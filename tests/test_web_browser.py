@@ -8,6 +8,7 @@ import tempfile
 
 import pytest
 
+from tests import tiny_runs
 from tests import web_model
 
 pytestmark = pytest.mark.tf_only
@@ -52,7 +53,7 @@ def test_page_translates_and_draws(browser, tmp_path):
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import WebDriverWait
 
-    with web_model.running_server(web_model.exported_model()) as url:
+    with web_model.running_server(tiny_runs.nmt_export()) as url:
         browser.get(url + "/")
         assert "tiny" in browser.title
         box = browser.find_element(By.ID, "text")

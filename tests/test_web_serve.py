@@ -13,6 +13,7 @@ import pytest
 from keras_attention.seq2seq import web
 from keras_attention.seq2seq.web import server as web_server
 from keras_attention.seq2seq.web.translator import hypothesis_json
+from tests import tiny_runs
 from tests import web_model
 
 pytestmark = pytest.mark.tf_only
@@ -20,7 +21,7 @@ pytestmark = pytest.mark.tf_only
 
 @pytest.fixture(scope="module")
 def saved_model():
-    return web_model.exported_model()
+    return tiny_runs.nmt_export()
 
 
 @pytest.fixture(scope="module")
@@ -126,7 +127,7 @@ def test_serve_until_shutdown(saved_model, capsys):
 
 
 def test_g2p_page_links_letters_to_phones():
-    run_dir = web_model.g2p_run()
+    run_dir = tiny_runs.g2p_run()[0]
     with web_model.running_server(os.path.join(run_dir, "export")) as base:
         status, _, out = translate(base, {"text": "Hello", "n_best": 2})
     assert status == 200, out

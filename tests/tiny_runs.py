@@ -1,0 +1,109 @@
+"""Tiny trained and exported runs of the examples, shared by the tests.
+
+Each run is trained (and exported) once per test process, in a temporary
+folder removed at exit; pytest-xdist workers are separate processes, so
+each worker trains a run at most once, whichever test files it is given.
+Tests read these runs and must not change them: a test that changes a run
+works on a copy (`copy_run`).
+"""
+
+import atexit
+import functools
+import shutil
+import tempfile
+
+# Longest translation of the shared NMT export, in tokens (a date needs
+# about ten): short loops keep the decoding tests fast.
+NMT_MAX_OUTPUT_TOKENS = 16
+
+G2P_WORDS = 400
+
+
+def _folder(prefix):
+    root = tempfile.mkdtemp(prefix=prefix)
+    atexit.register(shutil.rmtree, root, ignore_errors=True)
+    return root
+
+
+def nmt_configs(seed=0):
+    """The NMT example on 300 dates, 8 units, one epoch (seconds)."""
+    from examples.nmt import config as config_lib
+
+    return (
+        config_lib.DataConfig(
+            num_dates=300, validation_fraction=0.1, test_fraction=0.1
+        ),
+        config_lib.TextConfig(source_vocab_size=300, target_vocab_size=300),
+        config_lib.ModelConfig(embedding_dim=8, units=8),
+        config_lib.TrainConfig(epochs=1, batch_size=32, verbose=0, seed=seed),
+    )
+
+
+@functools.lru_cache(maxsize=None)
+def nmt_run(seed=0):
+    """`(run_dir, seq2seq, history)` of the tiny NMT run with weight seed
+    `seed`."""
+    from examples.nmt import train as train_lib
+
+    run_dir = _folder(f"tiny-nmt-{seed}-")
+    seq2seq, history = train_lib.train(
+        run_dir, *nmt_configs(seed), log=lambda *_: None
+    )
+    return run_dir, seq2seq, history
+
+
+@functools.lru_cache(maxsize=None)
+def nmt_export():
+    """The SavedModel of `nmt_run()`, exported to its `RUN/export` with
+    `NMT_MAX_OUTPUT_TOKENS` (the commands that take the run use it)."""
+    from examples.nmt import export as export_lib
+
+    return export_lib.export_run(
+        nmt_run()[0], max_output_tokens=NMT_MAX_OUTPUT_TOKENS
+    )
+
+
+def g2p_configs(score="additive"):
+    """The G2P example on 400 words, 16 units, one epoch, with `score`."""
+    from examples.g2p import config as config_lib
+
+    configs = (
+        config_lib.G2PDataConfig(
+            max_words=G2P_WORDS, validation_fraction=0.1, test_fraction=0.1
+        ),
+        config_lib.ModelConfig(),
+        config_lib.TrainConfig(),
+    )
+    settings = config_lib.merge(
+        config_lib.G2P_SETTINGS,
+        config_lib.QUICK_DEMO_SETTINGS,
+        {
+            "data": {"max_words": G2P_WORDS},
+            "model": {"score": score},
+            "train": {"verbose": 0, "batch_size": 32},
+        },
+    )
+    return config_lib.replace(configs, settings)
+
+
+@functools.lru_cache(maxsize=None)
+def g2p_run(score="additive"):
+    """`(run_dir, history)` of the tiny G2P run with `score`, exported to
+    `RUN/export`."""
+    from examples.g2p import train as train_lib
+
+    run_dir = _folder(f"tiny-g2p-{score}-")
+    _, history = train_lib.train(
+        run_dir, *g2p_configs(score), log=lambda *_: 0
+    )
+    train_lib.export_run(run_dir)
+    return run_dir, history
+
+
+def copy_run(run_dir, folder):
+    """A copy of `run_dir` in `folder/run`, for a test that changes it."""
+    import os
+
+    copy = os.path.join(str(folder), "run")
+    shutil.copytree(run_dir, copy)
+    return copy
