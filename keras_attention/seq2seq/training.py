@@ -14,6 +14,7 @@ from typing import Any
 from typing import Optional
 from typing import Union
 
+import contextlib
 import importlib.util
 import json
 import os
@@ -98,6 +99,23 @@ class EpochTimer(keras.callbacks.Callback):
             logs["epoch_seconds"] = time.time() - self._start
 
 
+def build_optimizer(model: Any) -> None:
+    """Creates the optimizer's variables of a compiled, built `model` now.
+
+    Without a distribution strategy, Keras' TensorFlow trainer creates them
+    inside the first traced train step, and TensorFlow then traces the step
+    a second time (a `tf.function` that created variables): built before
+    `fit`, the step is traced once, which saves seconds per `fit` call. Any
+    backend; a no-op where the optimizer is built or the model is not.
+    """
+    optimizer = getattr(model, "optimizer", None)
+    if optimizer is None or optimizer.built or not model.built:
+        return
+    strategy = getattr(model, "distribute_strategy", None)
+    with strategy.scope() if strategy is not None else contextlib.nullcontext():
+        optimizer.build(model.trainable_variables)
+
+
 def fit(
     seq2seq: Any,
     run_dir: str,
@@ -155,6 +173,7 @@ def fit(
     # Keras warns when the validation set (of unknown length: bucketing)
     # is exhausted, which is how every validation pass ends.
     warnings.filterwarnings("ignore", message="Your input ran out of data")
+    build_optimizer(seq2seq)
     start = time.time()
     history = seq2seq.fit(
         train_ds,
