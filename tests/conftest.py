@@ -1,4 +1,5 @@
 import os
+import tempfile
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 # The tests compile thousands of tiny XLA programs (JAX compiles every eager
@@ -6,6 +7,20 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 # more time than they save there (about a fifth of the JAX run). Results
 # agree to rounding; benchmarks do not use this file.
 os.environ.setdefault("XLA_FLAGS", "--xla_backend_optimization_level=0")
+# JAX's compilation cache on disk, shared by the pytest workers: tests of
+# different files compile many identical programs (Keras ops with the same
+# shapes), and a cache hit loads one instead of compiling it (about a fifth
+# of the JAX run, even from an empty cache). At most 1 GiB, least recently
+# used entries evicted; a later run reuses it.
+os.environ.setdefault(
+    "JAX_COMPILATION_CACHE_DIR",
+    os.path.join(
+        tempfile.gettempdir(), f"keras-seq2seq-attention-jax-{os.getuid()}"
+    ),
+)
+os.environ.setdefault("JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS", "0")
+os.environ.setdefault("JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES", "-1")
+os.environ.setdefault("JAX_COMPILATION_CACHE_MAX_SIZE", str(2**30))
 
 import keras  # noqa: E402
 import pytest  # noqa: E402
