@@ -133,6 +133,28 @@ def test_build_optimizer_creates_its_variables_before_fit():
     training.build_optimizer(_model())
 
 
+def test_average_checkpoints_loads_the_mean_of_the_files(tmp_path):
+    from keras_attention.seq2seq import run_dir
+
+    model = _model()
+    paths, arrays = [], []
+    for i in range(3):
+        weights = [w + i * 0.5 for w in model.get_weights()]
+        model.set_weights(weights)
+        arrays.append(weights)
+        paths.append(str(tmp_path / f"epoch_{i}.weights.h5"))
+        model.save_weights(paths[-1])
+    assert run_dir.average_checkpoints(model, paths) is model
+    for got, *each in zip(model.get_weights(), *arrays):
+        np.testing.assert_allclose(got, np.mean(each, axis=0), atol=1e-6)
+    run_dir.average_checkpoints(model, paths[:1])
+    for got, want in zip(model.get_weights(), arrays[0]):
+        np.testing.assert_array_equal(got, want)
+    for bad in ([], paths[0]):
+        with pytest.raises(ValueError, match="paths"):
+            run_dir.average_checkpoints(model, bad)
+
+
 @pytest.mark.parametrize(
     "strategy,options",
     [("greedy", {}), ("beam", {"beam_width": 3}),

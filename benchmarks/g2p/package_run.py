@@ -5,7 +5,9 @@ the training data).
 
     python benchmarks/g2p/package_run.py RUN WEIGHTS OUT
 
-`WEIGHTS`: `RUN/model.weights.h5` or one of `RUN/checkpoints/`.
+`WEIGHTS`: `RUN/model.weights.h5` or one of `RUN/checkpoints/`; several
+separated by commas are averaged (`run_dir.average_checkpoints`, e.g. the
+checkpoints of the last epochs).
 """
 
 import argparse
@@ -19,7 +21,10 @@ from keras_attention.seq2seq import run_dir as run_lib
 
 
 def package(run, weights, out):
-    seq2seq, _, _, configs = train_lib.load_trained(run, weights)
+    paths = weights.split(",")
+    seq2seq, _, _, configs = train_lib.load_trained(run, paths[-1])
+    if len(paths) > 1:
+        run_lib.average_checkpoints(seq2seq, paths)
     os.makedirs(out, exist_ok=True)
     seq2seq.save_weights(os.path.join(out, "model.weights.h5"))
     shutil.copy(os.path.join(run, run_lib.RUN_CONFIG), out)

@@ -10,8 +10,11 @@
 # relative to the repository root), PY (default .venv/bin/python), RUNS
 # (default runs/g2p-pretrained), EPOCHS (default 16: the learning rate's
 # cosine decay is planned over them; the run keeps a checkpoint per epoch
-# and resumes when started again), CHECKPOINT (package this epoch's
-# checkpoint, e.g. 2, instead of the final weights).
+# and resumes when started again; a run that finished is only packaged),
+# CHECKPOINT (package this epoch's checkpoint, e.g. 2, instead of the final
+# weights), AVERAGE (package the mean of the checkpoints of the last
+# AVERAGE epochs, up to CHECKPOINT or EPOCHS). The dev scores go to
+# RUNS[.epochN][.averageN].metrics.json and .eval.log.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 export PYTHONPATH=$PWD TF_CPP_MIN_LOG_LEVEL=2
@@ -20,15 +23,26 @@ LEXICON=${LEXICON:-../shared/data/cmudict-g2p/train.tsv}
 RUN=${RUNS:-runs/g2p-pretrained}
 OUT=${1:-examples/g2p/pretrained}
 EPOCHS=${EPOCHS:-16}
-nice -n 10 "$PY" -m examples.g2p train --out "$RUN" --lexicon "$LEXICON" \
-  --validation-fraction 0.02 --test-fraction 0.05 --score additive \
-  --units 256 --embedding-dim 128 --dropout 0.2 --label-smoothing 0.1 \
-  --batch-size 256 --learning-rate 3e-3 --epochs "$EPOCHS" --patience 4 \
-  --verbose 2 2>&1 | tee "$RUN.train.log"
+if [ -f "$RUN/model.weights.h5" ]; then
+  echo "$RUN has finished training (model.weights.h5): packaging it" >&2
+else
+  nice -n 10 "$PY" -m examples.g2p train --out "$RUN" --lexicon "$LEXICON" \
+    --validation-fraction 0.02 --test-fraction 0.05 --score additive \
+    --units 256 --embedding-dim 128 --dropout 0.2 --label-smoothing 0.1 \
+    --batch-size 256 --learning-rate 3e-3 --epochs "$EPOCHS" --patience 4 \
+    --verbose 2 2>&1 | tee "$RUN.train.log"
+fi
 weights="$RUN/model.weights.h5"
 if [ -n "${CHECKPOINT:-}" ]; then
   weights=$(printf "%s/checkpoints/epoch_%02d.weights.h5" "$RUN" "$CHECKPOINT")
 fi
+if [ -n "${AVERAGE:-}" ]; then
+  last=${CHECKPOINT:-$EPOCHS}
+  weights=$(for ((e = last - AVERAGE + 1; e <= last; e++)); do
+    printf "%s/checkpoints/epoch_%02d.weights.h5\n" "$RUN" "$e"
+  done | paste -sd, -)
+fi
 "$PY" benchmarks/g2p/package_run.py "$RUN" "$weights" "$OUT"
+scores="$RUN${CHECKPOINT:+.epoch$CHECKPOINT}${AVERAGE:+.average$AVERAGE}"
 nice -n 10 "$PY" -m examples.g2p evaluate --run "$OUT" --split test \
-  --beam-width 4 --json "$RUN.metrics.json" 2>&1 | tee "$RUN.eval.log"
+  --beam-width 4 --json "$scores.metrics.json" 2>&1 | tee "$scores.eval.log"

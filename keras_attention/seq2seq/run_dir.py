@@ -9,7 +9,8 @@ backup/                   `keras.callbacks.BackupAndRestore` state: a
                           killed run started again with the same
                           command resumes from the last finished epoch
 logs/                     TensorBoard logs
-model.weights.h5          final weights (best validation loss)
+model.weights.h5          final weights (best validation loss;
+                          `average_checkpoints` averages several)
 history.json              per-epoch metrics
 export/                   SavedModel (`serving.export_saved_model`)
 metrics.json              test metrics
@@ -19,7 +20,7 @@ test.tsv                  with, one row a line of tab-separated columns
                           them instead of splitting the data again
 """
 
-from typing import Any, Iterable, Optional
+from typing import Any, Iterable, Optional, Sequence
 from keras_attention.typing import Tensor
 
 import json
@@ -85,6 +86,41 @@ def load_seq2seq(
     seq2seq = Seq2Seq(**model_arguments)
     seq2seq.load_weights(weights or run_path(run_dir, WEIGHTS))
     return seq2seq
+
+
+def average_checkpoints(model: Any, paths: Sequence[str]) -> Any:
+    """Loads the mean of the weights files `paths` (e.g. the checkpoints of
+    the last epochs) into `model`, and returns it.
+
+    Floating-point variables are averaged (in float64, then cast back);
+    any other variable (an integer counter, a seed state) keeps its value
+    of the last file. Any backend.
+
+    Raises:
+        ValueError: if `paths` is empty or a string.
+    """
+    import numpy as np
+
+    if isinstance(paths, str) or not paths:
+        raise ValueError(
+            "`paths` must be a non-empty sequence of weights files. "
+            f"Received: paths={paths!r}"
+        )
+    total = None
+    for path in paths:
+        model.load_weights(path)
+        values = model.get_weights()
+        if total is None:
+            total = [np.zeros(v.shape, np.float64) for v in values]
+        for sum_, value in zip(total, values):
+            if np.issubdtype(value.dtype, np.floating):
+                sum_ += value
+    model.set_weights([
+        (sum_ / len(paths)).astype(value.dtype)
+        if np.issubdtype(value.dtype, np.floating) else value
+        for sum_, value in zip(total, values)
+    ])
+    return model
 
 
 def _escape(text: str) -> str:
