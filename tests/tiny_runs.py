@@ -4,7 +4,7 @@ Each run is trained (and exported) once per test process, in a temporary
 folder removed at exit; pytest-xdist workers are separate processes, so
 each worker trains a run at most once, whichever test files it is given.
 Tests read these runs and must not change them: a test that changes a run
-works on a copy (`copy_run`).
+works on a copy (`shutil.copytree`).
 """
 
 import atexit
@@ -98,12 +98,3 @@ def g2p_run(score="additive"):
     )
     train_lib.export_run(run_dir)
     return run_dir, history
-
-
-def copy_run(run_dir, folder):
-    """A copy of `run_dir` in `folder/run`, for a test that changes it."""
-    import os
-
-    copy = os.path.join(str(folder), "run")
-    shutil.copytree(run_dir, copy)
-    return copy
