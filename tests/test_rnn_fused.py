@@ -248,16 +248,17 @@ def test_mixed_precision_close_to_float32(policy):
     assert_mixed_close(decoder, reference, data, TARGET_MASK, SOURCE_MASK)
 
 
-def test_keras_round_trip(tmp_path):
+def assert_keras_round_trip(cell, attention, memory_dim, tmp_path):
+    """A model around `AttentionRNN(AttentionWrapper(cell, attention))`
+    saved to a `.keras` file and loaded: the loaded decoder fuses and gives
+    the same outputs. Returns the original decoder."""
     source = keras.Input((None,), dtype="int32")
     target = keras.Input((None,), dtype="int32")
-    memory = keras.layers.Embedding(20, 4, mask_zero=True)(source)
+    memory = keras.layers.Embedding(20, memory_dim, mask_zero=True)(source)
     y = keras.layers.Embedding(20, E, mask_zero=True)(target)
     decoder = keras_attention.AttentionRNN(
         keras_attention.AttentionWrapper(
-            keras.layers.LSTMCell(U),
-            keras_attention.MultiplicativeAttention(),
-            attention_layer_size=5,
+            cell, attention, attention_layer_size=5
         ),
         name="decoder",
     )
@@ -273,6 +274,16 @@ def test_keras_round_trip(tmp_path):
         to_np(loaded([ids, ids[:, :4]])),
         to_np(model([ids, ids[:, :4]])),
         atol=1e-6,
+    )
+    return decoder
+
+
+def test_keras_round_trip(tmp_path):
+    decoder = assert_keras_round_trip(
+        keras.layers.LSTMCell(U),
+        keras_attention.MultiplicativeAttention(),
+        4,
+        tmp_path,
     )
     config = decoder.get_config()
     assert config["fused"] == "auto"

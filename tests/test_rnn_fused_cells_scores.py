@@ -18,6 +18,7 @@ import keras_attention
 from keras_attention.rnn import attention_rnn
 from tests.layer_harness import gradients
 from tests.layer_harness import to_np
+from tests.test_rnn_fused import assert_keras_round_trip
 from tests.test_rnn_fused import assert_mixed_close
 
 B, T, S, E, U, D = 3, 4, 5, 3, 6, 4
@@ -241,29 +242,11 @@ def test_fused_loop_runs_where_it_applies(monkeypatch):
 
 
 def test_keras_round_trip(tmp_path):
-    source = keras.Input((None,), dtype="int32")
-    target = keras.Input((None,), dtype="int32")
-    memory = keras.layers.Embedding(20, D, mask_zero=True)(source)
-    y = keras.layers.Embedding(20, E, mask_zero=True)(target)
-    decoder = keras_attention.AttentionRNN(
-        keras_attention.AttentionWrapper(
-            keras.layers.GRUCell(U),
-            keras_attention.AdditiveAttention(4, normalize=True),
-            attention_layer_size=5,
-        ),
-        name="decoder",
-    )
-    outputs, _ = decoder(y, memory)
-    model = keras.Model([source, target], keras.layers.Dense(20)(outputs))
-    ids = np.array([[3, 4, 5, 0, 0], [1, 2, 0, 0, 0]], "int32")
-    path = str(tmp_path / "fused.keras")
-    model.save(path)
-    loaded = keras.saving.load_model(path)
-    assert loaded.get_layer("decoder").fuses()
-    np.testing.assert_allclose(
-        to_np(loaded([ids, ids[:, :4]])),
-        to_np(model([ids, ids[:, :4]])),
-        atol=1e-6,
+    assert_keras_round_trip(
+        keras.layers.GRUCell(U),
+        keras_attention.AdditiveAttention(4, normalize=True),
+        D,
+        tmp_path,
     )
 
 
