@@ -12,6 +12,9 @@
 # (embeddings as values); HEADS=1 adds
 # the alignment heads (step 8: the guided head, 4 and 8 epochs and on
 # every pair, and the unsupervised lexical head over four seeds).
+# PAIRS=none leaves out steps 3-5 (the translation-attention runs);
+# HEAD_SETTINGS picks step 8's guided-head runs (e.g. headall) and
+# SKIP_LEXICAL=1 leaves out its lexical-head and unguided runs.
 set -euo pipefail
 FRA=${1:-${FRA:-../shared/data/fra-eng/fra.txt}}
 D=${2:-runs/fra}
@@ -74,7 +77,8 @@ ALL="guided:fr_en_guided:en_fr_guided unsup:fr_en:en_fr"
     ALL="$ALL bf16:fr_en_bf16:en_fr_bf16 bf16keys:fr_en_bf16keys:en_fr_bf16keys
 bf16guided:fr_en_bf16guided:en_fr_bf16guided"
 PAIRS=${PAIRS:-$ALL}
-if [ -z "${SKIP_TRAIN:-}" ]; then
+[ "$PAIRS" != none ] || PAIRS=""
+if [ -z "${SKIP_TRAIN:-}" ] && [ -n "$PAIRS" ]; then
 train --out "$D/fr_en_guided" --guided-alignment "$D/eflomal_shuf.align"
 train --out "$D/en_fr_guided" --direction from-english \
     --guided-alignment "$D/eflomal_shuf_en_fr.align"
@@ -191,7 +195,7 @@ fi
 #    unsupervised lexical head over seeds 0-3 in both directions,
 #    symmetrized seed by seed; and the unguided model on every pair.
 if [ -n "${HEADS:-}" ]; then
-for setting in "head:$N:4" "head8:$N:8" "headall:1000000:4"; do
+for setting in ${HEAD_SETTINGS:-head:$N:4 head8:$N:8 headall:1000000:4}; do
     IFS=: read -r tag pairs epochs <<< "$setting"
     for dir in fr_en en_fr; do
         links="$D/eflomal_shuf.align"; flags=""
@@ -220,6 +224,7 @@ for setting in "head:$N:4" "head8:$N:8" "headall:1000000:4"; do
             --max-examples 1000
     done
 done
+[ -z "${SKIP_LEXICAL:-}" ] || exit 0
 D=$D benchmarks/alignment/seeds.sh lexu --alignment-head lexical
 D=$D benchmarks/alignment/seeds.sh lexu_enfr --direction from-english \
     --alignment-head lexical
