@@ -43,8 +43,9 @@ g2p-demo: $(STAMP)
 
 # Two pytest workers, one test file each at a time (module fixtures that train
 # a tiny model run once): many tests wait on subprocesses, so this halves the
-# wall time on 2 cores.
-PYTEST := $(PY) -m pytest -q -p no:cacheprovider -n 2 --dist loadfile
+# wall time on 2 cores. Files go out in collection order, which
+# tests/conftest.py makes longest first.
+PYTEST := $(PY) -m pytest -q -p no:cacheprovider -n 2 --dist loadfile --no-loadscope-reorder
 
 # The TensorFlow run is two processes (the library's tests, then the
 # examples'): a pytest worker keeps what each test file leaves behind in

@@ -61,5 +61,5 @@ done
 cd "$work"
 env -u PYTHONPATH KERAS_ATTENTION_SOURCE_ROOT="$root" \
     KERAS_BACKEND=${KERAS_BACKEND:-tensorflow} \
-    "$venv/bin/python" -m pytest -q -p no:cacheprovider -n 2 --dist loadfile \
+    "$venv/bin/python" -m pytest -q -p no:cacheprovider -n 2 --dist loadfile --no-loadscope-reorder \
     -c pytest.ini --rootdir "$work" "${tests[@]}"
