@@ -13,7 +13,8 @@
 # the alignment heads (step 8: the guided head, 4 and 8 epochs and on
 # every pair, and the unsupervised lexical head over four seeds).
 # PAIRS=none leaves out steps 3-5 (the translation-attention runs);
-# HEAD_SETTINGS picks step 8's guided-head runs (e.g. headall) and
+# HEAD_SETTINGS picks step 8's guided-head runs (TAG:PAIRS:EPOCHS, e.g.
+# headall:1000000:4) and
 # SKIP_LEXICAL=1 leaves out its lexical-head and unguided runs.
 set -euo pipefail
 FRA=${1:-${FRA:-../shared/data/fra-eng/fra.txt}}
