@@ -277,22 +277,39 @@ class Translator(tf.Module):
         return {"tokens": out["tokens"]}
 
 
-def sequence_step_flops(sizes):
-    """Matmul FLOPs of one sequence-mode (Luong) training step.
+def sequence_step_flops(sizes, kind="sequence"):
+    """Matmul FLOPs of one Luong training step of a `kind` model
+    (`"sequence"` or `"stepwise"`).
 
-    Forward: encoder and decoder LSTMs, the key projection, scores and
-    context, the attentional layer and the vocabulary projection; the
-    backward pass costs twice the forward.
+    Forward: encoder and decoder LSTMs (the step-wise decoder's input is
+    the embedding and the fed attentional vector), the key projection,
+    scores and context, the attentional layer and the vocabulary
+    projection; the backward pass costs twice the forward.
     """
     b, s, t = sizes["batch"], sizes["source_length"], sizes["target_length"]
     e, u, v = sizes["embedding_dim"], sizes["units"], sizes["vocab"]
-    lstm = 2 * 4 * u * (e + u)
+    decoder_input = e + u if kind == "stepwise" else e
     forward = (
-        b * s * lstm
-        + b * t * lstm
+        b * s * 2 * 4 * u * (e + u)
+        + b * t * 2 * 4 * u * (decoder_input + u)
         + 2 * b * s * u * u
         + 2 * 2 * b * t * s * u
         + 2 * b * t * 2 * u * u
         + 2 * b * t * u * v
     )
     return 3 * forward
+
+
+def decode_flops(sizes, batch, rows_per_sentence=1):
+    """Matmul FLOPs of one decode of `batch` sentences to
+    `sizes["decode_length"]` tokens with the step-wise Luong model:
+    the encoder and key projection once, then per step and row (beams
+    are rows) the LSTM, scores and context, the attentional layer and
+    the vocabulary projection."""
+    s, e, u, v = (sizes["source_length"], sizes["embedding_dim"],
+                  sizes["units"], sizes["vocab"])
+    encode = batch * s * (2 * 4 * u * (e + u) + 2 * u * u)
+    step = (2 * 4 * u * (e + 2 * u) + 2 * 2 * s * u + 2 * 2 * u * u
+            + 2 * u * v)
+    rows = batch * rows_per_sentence
+    return encode + sizes["decode_length"] * rows * step

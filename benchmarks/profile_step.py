@@ -143,6 +143,53 @@ def build(kind: str, policy: str, quick: bool = False):
     return sizes, model
 
 
+def train_call(args):
+    """`(call, flops, label, tokens)` of the training step."""
+    sizes, model = build(args.model, args.mixed_precision, args.quick)
+    step = models.train_step(model, jit_compile=args.jit_compile)
+    batch = models.batch_of(sizes, sizes["batch"])
+    label = f"{args.model}, {args.mixed_precision}, XLA {args.jit_compile}"
+    flops = models.sequence_step_flops(sizes, args.model)
+    return (lambda: step(*batch), flops, label,
+            sizes["batch"] * sizes["target_length"])
+
+
+def decode_call(args, savedir: str):
+    """`(call, flops, label, tokens)` of the exported step-wise model's
+    greedy or beam signature on `args.batch` sentences."""
+    sizes = peers.SIZES[args.quick]
+    model, parts = models.stepwise_model(sizes, "luong")
+    translator = models.Translator(sizes, model, parts)
+    fn = getattr(translator, args.decode)
+    tf.saved_model.save(translator, savedir,
+                        signatures={args.decode: fn.get_concrete_function()})
+    signature = tf.saved_model.load(savedir).signatures[args.decode]
+    source = models.batch_of(sizes, args.batch, seed=1)[0]
+    width = sizes["beam_width"] if args.decode == "beam" else 1
+    label = (f"exported {args.decode}"
+             + (f" {width}" if width > 1 else "") + f", batch {args.batch}")
+    return (lambda: signature(source),
+            models.decode_flops(sizes, args.batch, width), label,
+            args.batch * sizes["decode_length"])
+
+
+def _sync(result):
+    tf.nest.flatten(result)[0].numpy()
+
+
+def matmul_summary(totals: collections.Counter, steps: int, untraced: float,
+                   flops: int, peak: float) -> str:
+    """The matmuls' share of the op time and the step's matmul GFLOP/s."""
+    total = sum(totals.values())
+    matmul = sum(v for k, v in totals.items() if "MatMul" in k)
+    rate = flops / untraced / 1e9
+    return (f"Matmuls: {matmul / 1e3 / steps:.2f} ms/step, "
+            f"{100 * matmul / total:.0f} % of the op time. The step's "
+            f"{flops / 1e9:.3f} GFLOP of matmuls run at {rate:.1f} GFLOP/s "
+            f"untraced, {100 * rate / peak:.0f} % of the float32 peak "
+            f"({peak:.0f} GFLOP/s, square matmul, same run).")
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", choices=["sequence", "stepwise"],
@@ -158,6 +205,10 @@ def main(argv=None) -> int:
                         help="the tiny sizes of `benchmarks.peers --quick`")
     parser.add_argument("--matmuls", action="store_true",
                         help="also time the step's matmul shapes")
+    parser.add_argument("--decode", choices=["greedy", "beam"],
+                        help="profile the exported decoder instead")
+    parser.add_argument("--batch", type=int, default=64,
+                        help="sentences per decode (with --decode)")
     parser.add_argument(
         "--parallel", action="store_true",
         help="keep TensorFlow's inter-op threads (the real speed; the op "
@@ -165,25 +216,26 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     if not args.parallel:
         tf.config.threading.set_inter_op_parallelism_threads(1)
-    sizes, model = build(args.model, args.mixed_precision, args.quick)
-    step = models.train_step(model, jit_compile=args.jit_compile)
-    batch = models.batch_of(sizes, sizes["batch"])
-    for _ in range(5):
-        step(*batch).numpy()
-    start = time.perf_counter()
-    for _ in range(args.steps):
-        step(*batch).numpy()
-    untraced = (time.perf_counter() - start) / args.steps
-    with tempfile.TemporaryDirectory() as logdir:
-        tf.profiler.experimental.start(logdir)
+    with tempfile.TemporaryDirectory() as savedir:
+        if args.decode:
+            call, flops, label, tokens = decode_call(args, savedir)
+        else:
+            call, flops, label, tokens = train_call(args)
+        for _ in range(5):
+            _sync(call())
         start = time.perf_counter()
         for _ in range(args.steps):
-            step(*batch).numpy()
-        traced = (time.perf_counter() - start) / args.steps
-        tf.profiler.experimental.stop()
-        totals = op_times(logdir, args.by_layer)
-    tokens = sizes["batch"] * sizes["target_length"]
-    print(f"{args.model}, {args.mixed_precision}, XLA {args.jit_compile}: "
+            _sync(call())
+        untraced = (time.perf_counter() - start) / args.steps
+        with tempfile.TemporaryDirectory() as logdir:
+            tf.profiler.experimental.start(logdir)
+            start = time.perf_counter()
+            for _ in range(args.steps):
+                _sync(call())
+            traced = (time.perf_counter() - start) / args.steps
+            tf.profiler.experimental.stop()
+            totals = op_times(logdir, args.by_layer)
+    print(f"{label}: "
           f"{1e3 * untraced:.1f} ms/step untraced ({tokens / untraced:,.0f} "
           f"tokens/s), {1e3 * traced:.1f} ms traced")
     print("| op type | ms/step | share of the traced step |")
@@ -194,11 +246,13 @@ def main(argv=None) -> int:
         print(f"| {name} | {ms:.2f} | {100 * ms / (1e3 * traced):.1f} % |")
     print(f"| (all ops) | {total / 1e3 / args.steps:.2f}"
           f" | {100 * total / 1e6 / args.steps / traced:.1f} % |")
+    peak = peers.matmul_peak(256 if args.quick else 2048) / 1e9
+    print(matmul_summary(totals, args.steps, untraced, flops, peak))
     if args.matmuls:
         dtype = "bfloat16" if args.mixed_precision == "bfloat16" else "float32"
         print(f"\n| {dtype} matmul | GFLOP/s |\n|---|---|")
         for label, rate in matmul_table(
-                sizes, dtype, 256 if args.quick else 2048):
+                peers.SIZES[args.quick], dtype, 256 if args.quick else 2048):
             print(f"| {label} | {rate:.0f} |")
     return 0
 

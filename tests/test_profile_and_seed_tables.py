@@ -49,6 +49,54 @@ def test_profile_step_accounts_for_the_traced_step():
     assert 30.0 < share <= 100.0, share
     assert "| float32 matmul | GFLOP/s |" in out.stdout
     assert "256 x 256 x 256" in out.stdout
+    assert "Matmuls: " in out.stdout and "of the float32 peak" in out.stdout
+
+
+@pytest.mark.slow
+@pytest.mark.tf_only
+def test_profile_step_profiles_the_exported_greedy_decoder():
+    """`--decode greedy`: the SavedModel's loop ops are in the table (the
+    vocabulary argmax is a top-1, the step's log-softmax)."""
+    out = subprocess.run(
+        [sys.executable, "-m", "benchmarks.profile_step", "--quick",
+         "--decode", "greedy", "--batch", "2", "--steps", "2", "--top", "80"],
+        cwd=ROOT, capture_output=True, text=True, timeout=300,
+        env=dict(os.environ, PYTHONPATH=ROOT),
+    )
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.startswith("exported greedy, batch 2: ")
+    for op in ("| TopKV2 |", "| LogSoftmax |", "| TensorScatterUpdate |"):
+        assert op in out.stdout, out.stdout
+
+
+def test_matmul_summary_shares_and_rates():
+    import collections
+
+    from benchmarks import peers_models
+    from benchmarks import profile_step
+
+    totals = collections.Counter(
+        {"_MklMatMul": 300.0, "_MklBatchMatMulV2": 100.0, "Tanh": 600.0}
+    )
+    # 2 steps: 0.2 ms of matmuls per step, 40 % of the op time; 2 GFLOP in
+    # 0.01 s is 200 GFLOP/s, half of a 400 GFLOP/s peak.
+    line = profile_step.matmul_summary(totals, 2, 0.01, 2 * 10**9, 400.0)
+    assert line.startswith("Matmuls: 0.20 ms/step, 40 % of the op time.")
+    assert "2.000 GFLOP of matmuls run at 200.0 GFLOP/s" in line
+    assert "50 % of the float32 peak (400 GFLOP/s" in line
+    sizes = {"batch": 2, "source_length": 3, "target_length": 4,
+             "embedding_dim": 5, "units": 6, "vocab": 7, "decode_length": 4}
+    # The step-wise decoder's LSTM also reads the fed attentional vector:
+    # 2 * 4 * units * units more FLOPs per target token (batch 2 x 4
+    # tokens), forward; the backward pass costs twice the forward.
+    extra = peers_models.sequence_step_flops(sizes, "stepwise") - (
+        peers_models.sequence_step_flops(sizes))
+    assert extra == 3 * (2 * 4) * (2 * 4 * 6 * 6)
+    # Beams are rows: the per-step work scales with the width, the
+    # encoder's does not.
+    one, five = (peers_models.decode_flops(sizes, 2, w) for w in (1, 5))
+    encode = 2 * 3 * (2 * 4 * 6 * 11 + 2 * 6 * 6)
+    assert (five - encode) == 5 * (one - encode)
 
 
 def write_run(path, aer, bleu, chrf):
