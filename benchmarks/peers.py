@@ -215,7 +215,7 @@ def build_local(sizes, savedir):
     translator = models.Translator(
         sizes, model, parts, ensemble=[models.stepwise_model(sizes, "luong")]
     )
-    names = ("greedy", "beam", "greedy_xla", "beam_xla") + tuple(BEAM_OPTIONS)
+    names = DECODERS + tuple(BEAM_OPTIONS)
     tf.saved_model.save(
         translator,
         savedir,
@@ -234,6 +234,12 @@ def build_local(sizes, savedir):
             )
     return timers, loaded
 
+
+# Our decoders timed against TFA's (greedy and beam): plain, the whole
+# decoder XLA-compiled, and only its step XLA-compiled (`TranslatorModule(
+# xla_step=True)`: the loop stays TensorFlow ops).
+DECODERS = ("greedy", "beam", "greedy_xla", "beam_xla", "greedy_xla_step",
+            "beam_xla_step")
 
 # (timer, model kind, score, dtype policy, XLA) of the fast variants of
 # our models.
@@ -295,7 +301,7 @@ def summarise(sizes, times, peak, tfa_info, bf16_peak=None):
     fast = med.get("ours-sequence-luong-train-bf16", seq)
     decoding = []
     for batch in sizes["decode_batches"]:
-        for name in ("greedy", "beam", "greedy_xla", "beam_xla"):
+        for name in DECODERS:
             ours = f"ours-{name}-b{batch}"
             tfa = f"tfa-{name.split('_')[0]}-b{batch}"
             label = name.split("_")[0]
@@ -303,6 +309,8 @@ def summarise(sizes, times, peak, tfa_info, bf16_peak=None):
                 label = f"beam {sizes['beam_width']}"
             if name.endswith("_xla"):
                 label += " (ours XLA-compiled)"
+            elif name.endswith("_xla_step"):
+                label += " (ours, XLA-compiled step)"
             decoding.append({
                 "decoder": label,
                 "batch": batch,

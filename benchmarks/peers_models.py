@@ -205,19 +205,19 @@ class Translator(tf.Module):
     def step(self, tokens, state):
         return self._member_step(self.members[0])(tokens, state)
 
-    def _beam(self, source, **options):
+    def _beam(self, source, step=None, **options):
         start, state = self._start(source)
         return ka.beam_search_decode(
-            self.step, start, state, end_token=END_TOKEN,
+            step or self.step, start, state, end_token=END_TOKEN,
             max_length=self.sizes["decode_length"],
             beam_width=self.sizes["beam_width"], length_penalty=0.6,
             **options,
         )
 
-    def _greedy(self, source):
+    def _greedy(self, source, step=None):
         start, state = self._start(source)
         out = ka.greedy_decode(
-            self.step, start, state, end_token=END_TOKEN,
+            step or self.step, start, state, end_token=END_TOKEN,
             max_length=self.sizes["decode_length"],
         )
         return {"tokens": out["tokens"]}
@@ -241,6 +241,20 @@ class Translator(tf.Module):
     def beam_xla(self, source):
         """`beam`, XLA-compiled (a server then needs XLA)."""
         return {"tokens": self._beam(source)["tokens"]}
+
+    @tf.function(input_signature=[_SOURCE], autograph=False)
+    def greedy_xla_step(self, source):
+        """`greedy` with the step XLA-compiled, the loop in TensorFlow
+        (`TranslatorModule(xla_step=True)`)."""
+        return self._greedy(source, self._xla_step())
+
+    @tf.function(input_signature=[_SOURCE], autograph=False)
+    def beam_xla_step(self, source):
+        """`beam` with the step XLA-compiled, the loop in TensorFlow."""
+        return {"tokens": self._beam(source, self._xla_step())["tokens"]}
+
+    def _xla_step(self):
+        return tf.function(self.step, jit_compile=True, autograph=False)
 
     @tf.function(input_signature=[_SOURCE], autograph=False)
     def coverage(self, source):

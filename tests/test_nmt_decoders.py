@@ -324,11 +324,31 @@ def test_replace_unknown_copies_the_most_attended_source_word(runs, tmp_path):
         )["scores"][:2], atol=1e-5)
 
 
+def _xla_compiled_functions(path):
+    """Names of the functions of a SavedModel that XLA must compile."""
+    from tensorflow.core.protobuf import saved_model_pb2
+
+    saved = saved_model_pb2.SavedModel()
+    with open(os.path.join(path, "saved_model.pb"), "rb") as f:
+        saved.ParseFromString(f.read())
+    library = saved.meta_graphs[0].graph_def.library
+    return [
+        f.signature.name for f in library.function
+        if "_XlaMustCompile" in f.attr and f.attr["_XlaMustCompile"].b
+    ]
+
+
 def test_ensemble_of_a_run_with_itself_equals_the_run(runs, signatures, tmp_path):
+    """Exported with `--xla-step` too: the step, XLA-compiled, decodes as
+    the plain export does."""
     _, sig = signatures
-    path = export_lib.export_run(
-        runs[0], str(tmp_path / "self"), MAX_OUTPUT_TOKENS, ensemble=[runs[0]]
-    )
+    path = str(tmp_path / "self")
+    assert cli.main(
+        ["export", "--run", runs[0], "--out", path, "--ensemble", runs[0],
+         "--max-output-tokens", str(MAX_OUTPUT_TOKENS), "--xla-step"]
+    ) == 0
+    assert _xla_compiled_functions(path)
+    assert not _xla_compiled_functions(signatures[0])
     twice = tf.saved_model.load(path).signatures
     for a, b in (
         (_numpy(sig["greedy"](text=_texts())), _numpy(twice["greedy"](text=_texts()))),
@@ -458,3 +478,11 @@ def test_old_exports_name_the_missing_signature(runs, tmp_path, capsys):
     assert cli.main(["translate", "--model", old, "--n-best", "2", "3"]) == 2
     assert "no `nbest` signature" in capsys.readouterr().err
 
+
+
+def test_translator_module_checks_its_arguments(runs):
+    seq2seq, source, target, _ = run_lib.load_trained(runs[0])
+    with pytest.raises(ValueError, match="`seq2seq` must be a model"):
+        TranslatorModule([], source, target)
+    with pytest.raises(TypeError, match="`xla_step` must be a bool"):
+        TranslatorModule(seq2seq, source, target, xla_step="yes")

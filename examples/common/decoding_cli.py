@@ -4,7 +4,8 @@ Shared by `python -m examples.nmt` and `python -m examples.g2p` (both
 export `keras_attention.seq2seq.serving.TranslatorModule`):
 
 - `export_option_arguments`: `--ensemble`, `--coverage-penalty`,
-  `--replace-unknown`, `--tfa-convention`, stored in the SavedModel;
+  `--replace-unknown`, `--tfa-convention`, `--xla-step`, stored in the
+  SavedModel;
   `export_options`: their values as the arguments of both examples'
   `export_run`;
 - `decoding_arguments`: `--n-best K`, `--sample` (`--temperature`,
@@ -39,17 +40,23 @@ def export_option_arguments(parser):
         help="length penalty as TFA's BeamSearchDecoder (the end token does "
         "not count in the length on the step that produces it)",
     )
+    parser.add_argument(
+        "--xla-step", action="store_true",
+        help="XLA-compile the decoder's step inside the signatures (faster "
+        "decoding, most at small batches; the server then needs XLA)",
+    )
 
 
 def export_options(args):
     """The `export_run` keyword arguments of `export_option_arguments`'
     flags: `ensemble`, `coverage_penalty`, `replace_unknown`,
-    `convention`."""
+    `convention`, `xla_step`."""
     return {
         "ensemble": args.ensemble or (),
         "coverage_penalty": args.coverage_penalty,
         "replace_unknown": args.replace_unknown,
         "convention": "tfa" if args.tfa_convention else "default",
+        "xla_step": args.xla_step,
     }
 
 

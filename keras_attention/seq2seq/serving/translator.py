@@ -16,6 +16,7 @@ from keras_attention.typing import Tensor
 import keras
 import tensorflow as tf
 
+from keras_attention.checks import check_bool
 from keras_attention.seq2seq import tokens as text_lib
 from keras_attention.seq2seq.serving import serving_ops
 from keras_attention.decoding import beam_search_decode
@@ -82,6 +83,16 @@ class TranslatorModule(tf.Module):
         replace_unknown: Whether each `[UNK]` of an output is replaced by
             the source word with the highest attention. Defaults to
             `False`.
+        xla_step: Whether the decoder's step (target embedding, cell,
+            attention, vocabulary projection: the model's `step` over
+            token ids) is one XLA-compiled function inside every
+            signature. The tokenizers, the decoding loop and the output
+            formatting stay TensorFlow ops. Fewer, fused kernels per step:
+            faster decoding, most at small batches, where per-op overhead
+            dominates; the SavedModel then needs XLA wherever it is
+            served (TensorFlow's CPU and GPU builds have it), and compiles
+            the step once per batch size and source length it meets.
+            Defaults to `False`.
     """
 
     def __init__(
@@ -94,6 +105,7 @@ class TranslatorModule(tf.Module):
         coverage_penalty: float = 0.0,
         convention: str = "default",
         replace_unknown: bool = False,
+        xla_step: bool = False,
     ):
         super().__init__(name="translator")
         members = (
@@ -113,6 +125,7 @@ class TranslatorModule(tf.Module):
         self.coverage_penalty = float(coverage_penalty)
         self.convention = convention
         self.replace_unknown = bool(replace_unknown)
+        self.xla_step = check_bool("xla_step", xla_step, "TranslatorModule")
         # The `sample` signature's random state, re-seeded by `seed >= 0`.
         self.seed_generator = keras.random.SeedGenerator(0)
         # Track the variables, not the Keras objects: saving a tracked Keras
@@ -295,8 +308,12 @@ class TranslatorModule(tf.Module):
 
     def _step(self):
         if len(self.members) == 1:
-            return self.seq2seq.step
-        return ensemble_step([m.step for m in self.members])
+            step = self.seq2seq.step
+        else:
+            step = ensemble_step([m.step for m in self.members])
+        if self.xla_step:
+            step = tf.function(step, jit_compile=True, autograph=False)
+        return step
 
     def _encode(self, source_dense: Tensor):
         states = [m.encode(source_dense) for m in self.members]
