@@ -268,6 +268,27 @@ FAST_LABELS = {
 }
 
 
+# The speed targets against TFA, Luong scaled, without XLA: (label, our
+# timer, TFA's timer, lowest ratio ours/TFA in speed). Decoders: batch 1
+# and 64 (the full sizes' decode batches).
+TARGETS = [
+    ("step-wise training, float32", "ours-stepwise-luong-train",
+     "tfa-luong-train", 1.6),
+    ("step-wise training, mixed_bfloat16", "ours-stepwise-luong-train-bf16",
+     "tfa-luong-train", 2.0),
+    ("sequence-mode training, float32", "ours-sequence-luong-train",
+     "tfa-luong-train", 2.0),
+    ("sequence-mode training, mixed_bfloat16",
+     "ours-sequence-luong-train-bf16", "tfa-luong-train", 2.2),
+] + [
+    (f"exported {label}, batch {batch}", f"ours-{name}-b{batch}",
+     f"tfa-{name}-b{batch}", goal)
+    for batch in (1, 64)
+    for name, label, goal in (("greedy", "greedy", 1.5),
+                              ("beam", "beam {w}", 2.0))
+]
+
+
 def summarise(sizes, times, peak, tfa_info, bf16_peak=None):
     tokens = sizes["batch"] * sizes["target_length"]
     med = {n: common.median(t) for n, t in times.items()}
@@ -332,9 +353,18 @@ def summarise(sizes, times, peak, tfa_info, bf16_peak=None):
                     common.paired_ratio(times[ours], times[beam]), 2
                 ),
             })
+    targets = []
+    for label, ours, tfa, goal in TARGETS:
+        ours, tfa = (n.format(w=sizes["beam_width"]) for n in (ours, tfa))
+        if ours in times and tfa in times:
+            ratio = common.paired_ratio(times[tfa], times[ours])
+            targets.append({"target": label.format(w=sizes["beam_width"]),
+                            "goal": goal, "measured": round(ratio, 2),
+                            "met": ratio >= goal})
     return {
         "sizes": sizes,
         "machine": common.machine_info(),
+        "targets": targets,
         "tfa": tfa_info,
         "training": training,
         "decoding": decoding,
@@ -358,6 +388,14 @@ def markdown(result):
             f"| {row['model']} | {row['tokens_per_s']:,} | "
             f"{row['vs_tfa']:.2f} |"
         )
+    if result.get("targets"):
+        lines += ["", "| target (vs TFA, no XLA) | goal | measured | met |",
+                  "|---|---|---|---|"]
+        for row in result["targets"]:
+            lines.append(
+                f"| {row['target']} | >= {row['goal']} | "
+                f"{row['measured']:.2f} | {'yes' if row['met'] else 'no'} |"
+            )
     lines += ["", "| decoder | batch | ours (SavedModel) sentences/s | "
               "TFA sentences/s | ours / TFA |", "|---|---|---|---|---|"]
     for row in result["decoding"]:

@@ -1,5 +1,6 @@
-"""The benchmark tools of issues 15 and 16: the train-step profiler's
-parsing of `tf.profiler` traces and the seed table of the alignment runs."""
+"""The benchmark tools: the train-step profiler's parsing of `tf.profiler`
+traces, the TFA comparison's targets table and the seed table of the
+alignment runs."""
 
 import json
 import os
@@ -97,6 +98,41 @@ def test_matmul_summary_shares_and_rates():
     one, five = (peers_models.decode_flops(sizes, 2, w) for w in (1, 5))
     encode = 2 * 3 * (2 * 4 * 6 * 11 + 2 * 6 * 6)
     assert (five - encode) == 5 * (one - encode)
+
+
+@pytest.mark.tf_only
+def test_peers_targets_table():
+    """Each target row is the median per-round speed ratio of its two
+    timers, against its goal; the markdown shows it."""
+    from benchmarks import peers
+
+    sizes = peers.SIZES[False]
+    names = ["tfa-luong-train", "tfa-bahdanau-train", "tutorial-train"]
+    names += [f"ours-{k}-{s}-train" for k in ("stepwise", "sequence")
+              for s in ("luong", "bahdanau")]
+    names += [v[0] for v in peers.FAST_VARIANTS]
+    for batch in sizes["decode_batches"]:
+        names += [f"ours-{n}-b{batch}" for n in peers.DECODERS]
+        names += [f"ours-{n}-b{batch}" for n in peers.BEAM_OPTIONS]
+        names += [f"tfa-{n}-b{batch}" for n in ("greedy", "beam")]
+    times = {n: [1.0, 1.0, 1.0] for n in names}
+    # TFA takes 2 s, 1.6 s and 2.2 s in three rounds: per-round speed
+    # ratios 2.0, 1.6 and 2.2, median 2.0.
+    times["tfa-luong-train"] = [2.0, 1.6, 2.2]
+    times["tfa-greedy-b1"] = [1.2, 1.2, 1.2]
+    result = peers.summarise(sizes, times, 1e11, {"tfa": "0.23.0",
+                                                   "tensorflow": "2.15.1"})
+    rows = {r["target"]: r for r in result["targets"]}
+    assert len(rows) == 8
+    assert rows["step-wise training, float32"] == {
+        "target": "step-wise training, float32", "goal": 1.6,
+        "measured": 2.0, "met": True}
+    assert not rows["sequence-mode training, mixed_bfloat16"]["met"]
+    assert rows["exported greedy, batch 1"]["measured"] == 1.2
+    assert not rows["exported beam 5, batch 64"]["met"]
+    table = peers.markdown(result)
+    assert "| step-wise training, float32 | >= 1.6 | 2.00 | yes |" in table
+    assert "| exported greedy, batch 1 | >= 1.5 | 1.20 | no |" in table
 
 
 def write_run(path, aer, bleu, chrf):
