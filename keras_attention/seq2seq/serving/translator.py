@@ -88,10 +88,11 @@ class TranslatorModule(tf.Module):
             token ids) is one XLA-compiled function inside every
             signature. The tokenizers, the decoding loop and the output
             formatting stay TensorFlow ops. Fewer, fused kernels per step:
-            faster decoding, most at small batches, where per-op overhead
-            dominates; the SavedModel then needs XLA wherever it is
-            served (TensorFlow's CPU and GPU builds have it), and compiles
-            the step once per batch size and source length it meets.
+            faster decoding at small batches, where per-op overhead
+            dominates, not at large ones (docs/benchmarks.md); the
+            SavedModel then needs XLA wherever it is served (TensorFlow's
+            CPU and GPU builds have it), and compiles the step once per
+            batch size and source length it meets.
             Defaults to `False`.
     """
 
