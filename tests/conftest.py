@@ -38,8 +38,8 @@ def _reset_policy():
 # The slowest test files, longest first (seconds measured on 2 cores: the
 # examples' on TensorFlow, the backend files' on JAX, their slowest run).
 # `make test` runs pytest-xdist with `--dist loadfile --no-loadscope-reorder`,
-# which hands files to the two workers in collection order: longest first
-# keeps both busy to the end. (xdist's own order, most tests first, left
+# which hands files to the workers in collection order: longest first
+# keeps them busy to the end. (xdist's own order, most tests first, left
 # single-test files of 30-40 s for last, with one worker idle.)
 SLOWEST_FILES = (
     "test_rnn",  # 164 s
