@@ -43,7 +43,8 @@ def export_option_arguments(parser):
     parser.add_argument(
         "--xla-step", action="store_true",
         help="XLA-compile the decoder's step inside the signatures (faster "
-        "decoding, most at small batches; the server then needs XLA)",
+        "decoding at small batches, not at large ones; the server then "
+        "needs XLA)",
     )
 
 
