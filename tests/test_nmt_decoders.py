@@ -479,7 +479,6 @@ def test_old_exports_name_the_missing_signature(runs, tmp_path, capsys):
     assert "no `nbest` signature" in capsys.readouterr().err
 
 
-
 def test_translator_module_checks_its_arguments(runs):
     seq2seq, source, target, _ = run_lib.load_trained(runs[0])
     with pytest.raises(ValueError, match="`seq2seq` must be a model"):
