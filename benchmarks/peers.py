@@ -237,7 +237,7 @@ def build_local(sizes, savedir):
 
 # Our decoders timed against TFA's (greedy and beam): plain, the whole
 # decoder XLA-compiled, and only its step XLA-compiled (`TranslatorModule(
-# xla_step=True)`: the loop stays TensorFlow ops).
+# xla="step")`: the loop stays TensorFlow ops).
 DECODERS = ("greedy", "beam", "greedy_xla", "beam_xla", "greedy_xla_step",
             "beam_xla_step")
 

@@ -245,7 +245,7 @@ class Translator(tf.Module):
     @tf.function(input_signature=[_SOURCE], autograph=False)
     def greedy_xla_step(self, source):
         """`greedy` with the step XLA-compiled, the loop in TensorFlow
-        (`TranslatorModule(xla_step=True)`)."""
+        (`TranslatorModule(xla="step")`)."""
         return self._greedy(source, self._xla_step())
 
     @tf.function(input_signature=[_SOURCE], autograph=False)

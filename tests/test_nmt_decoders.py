@@ -338,25 +338,63 @@ def _xla_compiled_functions(path):
     ]
 
 
+def _assert_same_outputs(a, b):
+    np.testing.assert_array_equal(a["translation"], b["translation"])
+    np.testing.assert_array_equal(a["target_tokens"], b["target_tokens"])
+    np.testing.assert_allclose(a["scores"], b["scores"], atol=1e-4)
+    np.testing.assert_allclose(a["attention"], b["attention"], atol=1e-5)
+
+
 def test_ensemble_of_a_run_with_itself_equals_the_run(runs, signatures, tmp_path):
-    """Exported with `--xla-step` too: the step, XLA-compiled, decodes as
+    """Exported with `--xla step` too: the step, XLA-compiled, decodes as
     the plain export does."""
     _, sig = signatures
     path = str(tmp_path / "self")
     assert cli.main(
         ["export", "--run", runs[0], "--out", path, "--ensemble", runs[0],
-         "--max-output-tokens", str(MAX_OUTPUT_TOKENS), "--xla-step"]
+         "--max-output-tokens", str(MAX_OUTPUT_TOKENS), "--xla", "step"]
     ) == 0
     assert _xla_compiled_functions(path)
     assert not _xla_compiled_functions(signatures[0])
     twice = tf.saved_model.load(path).signatures
-    for a, b in (
-        (_numpy(sig["greedy"](text=_texts())), _numpy(twice["greedy"](text=_texts()))),
-        (_beam(sig, 3), _beam(twice, 3)),
-    ):
-        np.testing.assert_array_equal(a["translation"], b["translation"])
-        np.testing.assert_allclose(a["scores"], b["scores"], atol=1e-4)
-        np.testing.assert_allclose(a["attention"], b["attention"], atol=1e-5)
+    _assert_same_outputs(
+        _numpy(sig["greedy"](text=_texts())),
+        _numpy(twice["greedy"](text=_texts())),
+    )
+    _assert_same_outputs(_beam(sig, 3), _beam(twice, 3))
+
+
+def test_xla_decode_export_translates_as_the_plain_one(runs, signatures, tmp_path):
+    """`--xla decode`: the encoder and the whole loop are one XLA function
+    (per-sentence limits in a static width); every signature's outputs are
+    the plain export's, beam widths given as inputs included."""
+    _, sig = signatures
+    path = str(tmp_path / "xla")
+    assert cli.main(
+        ["export", "--run", runs[0], "--out", path,
+         "--max-output-tokens", str(MAX_OUTPUT_TOKENS), "--xla", "decode"]
+    ) == 0
+    assert _xla_compiled_functions(path)
+    xla = tf.saved_model.load(path).signatures
+    _assert_same_outputs(
+        _numpy(sig["greedy"](text=_texts())),
+        _numpy(xla["greedy"](text=_texts())),
+    )
+    for width in (1, 3):
+        _assert_same_outputs(_beam(sig, width), _beam(xla, width))
+    _assert_same_outputs(_nbest(sig, 2), _nbest(xla, 2))
+    prefixes = ["1933", "", "19", "", "x"]
+    _assert_same_outputs(_complete(sig, prefixes, 2), _complete(xla, prefixes, 2))
+    # Temperature 0 is greedy; the draws themselves depend on the buffer
+    # width (a static one here), so seeded samples differ from the plain
+    # export's but repeat and stay valid.
+    _assert_same_outputs(_sample(sig, 1, temperature=0.0), _sample(xla, 1, temperature=0.0))
+    first, again = _sample(xla, 5), _sample(xla, 5)
+    _assert_same_outputs(first, again)
+    assert np.all(first["target_lengths"] <= MAX_OUTPUT_TOKENS)
+    # An empty batch too.
+    empty = _numpy(xla["greedy"](text=_texts([])))
+    assert empty["translation"].shape == (0,)
 
 
 def test_ensemble_averages_the_members_probabilities(runs, tmp_path):
@@ -483,5 +521,43 @@ def test_translator_module_checks_its_arguments(runs):
     seq2seq, source, target, _ = run_lib.load_trained(runs[0])
     with pytest.raises(ValueError, match="`seq2seq` must be a model"):
         TranslatorModule([], source, target)
-    with pytest.raises(TypeError, match="`xla_step` must be a bool"):
-        TranslatorModule(seq2seq, source, target, xla_step="yes")
+    with pytest.raises(ValueError, match="`xla` must be one of"):
+        TranslatorModule(seq2seq, source, target, xla="yes")
+    with pytest.raises(ValueError, match="`xla` must be one of"):
+        TranslatorModule(seq2seq, source, target, xla=True)
+
+
+def test_serving_xla_benchmark_times_every_variant(runs, signatures):
+    """`benchmarks.serving_xla` on the tiny run's export (as all three
+    variants: the exports themselves are `test_xla_decode_export_...`'s)."""
+    from benchmarks import serving_xla
+
+    texts = serving_xla.read_texts(runs[0])
+    assert texts and all("\t" not in t and t.strip() for t in texts)
+    _, sig = signatures
+    rows = serving_xla.measure(
+        dict.fromkeys(serving_xla.VARIANTS, sig), texts, [1, 3], 2, rounds=2
+    )
+    assert [(r["decoder"], r["batch"]) for r in rows] == [
+        ("greedy", 1), ("beam 2", 1), ("greedy", 3), ("beam 2", 3)
+    ]
+    for row in rows:
+        assert set(row["sentences_per_s"]) == set(serving_xla.VARIANTS)
+        assert set(row["vs_plain"]) == {"xla_step", "xla_decode"}
+        assert all(v > 0 for v in row["sentences_per_s"].values())
+        assert all(v > 0 for v in row["first_call_s"].values())
+    table = serving_xla.markdown({"rows": rows}).splitlines()
+    assert len(table) == 2 + len(rows) and table[2].startswith("| greedy | 1 |")
+
+
+def test_serving_xla_benchmark_reads_inputs_and_checks_its_flags(tmp_path):
+    from benchmarks import serving_xla
+
+    path = tmp_path / "texts.txt"
+    path.write_text("one\tx\n\n  \ntwo\n", encoding="utf-8")
+    assert serving_xla.read_texts("unused", str(path)) == ["one", "two"]
+    path.write_text("\n", encoding="utf-8")
+    with pytest.raises(ValueError, match="No input text"):
+        serving_xla.read_texts("unused", str(path))
+    with pytest.raises(SystemExit):
+        serving_xla.main(["--run", "r", "--batches", "0"])

@@ -4,7 +4,7 @@ Shared by `python -m examples.nmt` and `python -m examples.g2p` (both
 export `keras_attention.seq2seq.serving.TranslatorModule`):
 
 - `export_option_arguments`: `--ensemble`, `--coverage-penalty`,
-  `--replace-unknown`, `--tfa-convention`, `--xla-step`, stored in the
+  `--replace-unknown`, `--tfa-convention`, `--xla`, stored in the
   SavedModel;
   `export_options`: their values as the arguments of both examples'
   `export_run`;
@@ -41,23 +41,23 @@ def export_option_arguments(parser):
         "not count in the length on the step that produces it)",
     )
     parser.add_argument(
-        "--xla-step", action="store_true",
-        help="XLA-compile the decoder's step inside the signatures (faster "
-        "decoding at small batches, not at large ones; the server then "
-        "needs XLA)",
+        "--xla", choices=("step", "decode"), default=None,
+        help="XLA-compile a part of every signature: the decoder's 'step', "
+        "or the whole 'decode' from token ids (the encoder and the loop; "
+        "the string ops stay TensorFlow); the server then needs XLA",
     )
 
 
 def export_options(args):
     """The `export_run` keyword arguments of `export_option_arguments`'
     flags: `ensemble`, `coverage_penalty`, `replace_unknown`,
-    `convention`, `xla_step`."""
+    `convention`, `xla`."""
     return {
         "ensemble": args.ensemble or (),
         "coverage_penalty": args.coverage_penalty,
         "replace_unknown": args.replace_unknown,
         "convention": "tfa" if args.tfa_convention else "default",
-        "xla_step": args.xla_step,
+        "xla": args.xla,
     }
 
 

@@ -125,7 +125,7 @@ def export_run(run_dir, out=None, ensemble=(), **options):
     `ensemble`: more run directories, decoded together with this one by
     averaging the models' probabilities (G2P vocabularies are fixed, so any
     runs combine). `options` go to `TranslatorModule` (`coverage_penalty`,
-    `convention`, `replace_unknown`, `xla_step`)."""
+    `convention`, `replace_unknown`, `xla`)."""
     seq2seq, source, target, _ = load_trained(run_dir)
     members = [seq2seq] + [load_trained(r)[0] for r in ensemble]
     module = serving.TranslatorModule(

@@ -44,7 +44,7 @@ def export_run(
     coverage_penalty=0.0,
     replace_unknown=False,
     convention="default",
-    xla_step=False,
+    xla=None,
 ):
     """Exports the trained model of a run as a SavedModel.
 
@@ -56,7 +56,7 @@ def export_run(
         ensemble: More run directories, with the same vocabularies: the
             SavedModel decodes with all the models, averaging their
             probabilities. Defaults to `()`.
-        coverage_penalty, replace_unknown, convention, xla_step: Options
+        coverage_penalty, replace_unknown, convention, xla: Options
             of `TranslatorModule`.
 
     Returns:
@@ -74,7 +74,7 @@ def export_run(
         members if len(members) > 1 else seq2seq, source, target,
         max_output_tokens=max_output_tokens or MAX_OUTPUT_TOKENS,
         coverage_penalty=coverage_penalty, convention=convention,
-        replace_unknown=replace_unknown, xla_step=xla_step,
+        replace_unknown=replace_unknown, xla=xla,
     )
     return export_saved_model(
         module, out or run_lib.run_path(run_dir, run_lib.EXPORT)

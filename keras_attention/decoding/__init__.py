@@ -31,7 +31,8 @@ The decoders return a dict:
 
 `L` is the number of steps that ran: the length of the longest hypothesis,
 at most `max_length`. (On JAX under `jit`, where shapes must be static, the
-outputs keep `L = max_length`.)
+outputs keep `L = max_length`.) With `static_max_length`, `L` is that
+width, whatever ran: per-sentence limits then compile under XLA too.
 
 The decoders are one loop core (`core.run_loop`) and a token-choosing
 function each; see docs/decoding.md.

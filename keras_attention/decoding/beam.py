@@ -121,6 +121,7 @@ def beam_search_all(
     from_logits: bool = False,
     prefix: Optional[Tensor] = None,
     prefix_lengths: Optional[Tensor] = None,
+    static_max_length: Optional[int] = None,
 ) -> dict:
     """Beam search; every beam, `(batch_size, beam_width, ...)`, best first.
 
@@ -141,7 +142,7 @@ def beam_search_all(
         step, start, initial_state,
         _beam_choose(k, alpha, beta, convention, end_token),
         _beam_extras(k, beta), end_token, pad_token, max_length,
-        copies=k, prefix=prefix,
+        copies=k, prefix=prefix, static_max_length=static_max_length,
     )
     batch_size = ops.shape(start)[0]
 
@@ -175,6 +176,7 @@ def beam_search_decode(
     convention: str = "default",
     prefix: Optional[Tensor] = None,
     prefix_lengths: Optional[Tensor] = None,
+    static_max_length: Optional[int] = None,
 ) -> dict:
     """Beam search with GNMT length normalisation, inside the graph.
 
@@ -215,7 +217,8 @@ def beam_search_decode(
         max_length: Non-negative Python integer, scalar integer tensor, or
             int `(batch_size,)` tensor of per-sentence limits (e.g.
             `2 * source_lengths + 10`); `0` gives an empty hypothesis. On
-            JAX under `jit` pass a Python integer.
+            JAX under `jit` pass a Python integer or a
+            `static_max_length`.
         beam_width: Positive Python integer, `1` gives greedy decoding; or,
             on TensorFlow, a scalar int tensor, so that one exported
             signature takes the width as an input (values below 1 count as
@@ -244,6 +247,9 @@ def beam_search_decode(
             Defaults to `None`.
         prefix_lengths: Optional int `(batch_size,)`, each prefix's length.
             Defaults to `P` for every sentence.
+        static_max_length: Optional Python int, the static width `L` of
+            the outputs, for per-sentence limits under XLA, as for
+            `greedy_decode`. Defaults to `None`.
 
     Returns:
         A dict with `tokens` `(batch_size, L)`, `lengths`, `scores` (the
@@ -272,7 +278,7 @@ def beam_search_decode(
         beam_width=beam_width, length_penalty=length_penalty,
         coverage_penalty=coverage_penalty, convention=convention,
         pad_token=pad_token, from_logits=from_logits, prefix=prefix,
-        prefix_lengths=prefix_lengths,
+        prefix_lengths=prefix_lengths, static_max_length=static_max_length,
     )
     return_all_beams = check_bool("return_all_beams", return_all_beams)
     result = {
@@ -310,7 +316,8 @@ def beam_search_nbest(
             `n_best`.
         **options: The other arguments of `beam_search_decode`
             (`length_penalty`, `coverage_penalty`, `convention`,
-            `pad_token`, `from_logits`, `prefix`, `prefix_lengths`).
+            `pad_token`, `from_logits`, `prefix`, `prefix_lengths`,
+            `static_max_length`).
 
     Returns:
         A dict with `tokens` int32 `(batch_size, n_best, L)`, `lengths`,

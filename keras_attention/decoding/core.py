@@ -16,6 +16,8 @@ from typing import Tuple
 import keras
 from keras import ops
 
+from keras_attention.checks import check_int
+from keras_attention.checks import concrete_value
 from keras_attention.decoding import args
 from keras_attention.decoding.args import NEG_INF
 from keras_attention.decoding.args import length_limits
@@ -136,6 +138,41 @@ def _pad_only(log_probs: Tensor, finished: Tensor, pad_token: IntOrTensor):
     )
 
 
+def buffer_width(
+    bound: IntOrTensor, static_max_length: Optional[int]
+) -> IntOrTensor:
+    """Columns of the decode buffers: the static width where there is one,
+    else the bound; at least one, for the write of step 0."""
+    if static_max_length is not None:
+        return max(int(static_max_length), 1)
+    return max(bound, 1) if isinstance(bound, int) else ops.maximum(bound, 1)
+
+
+def static_limits(
+    static_max_length: Optional[int],
+    bound: IntOrTensor,
+    limits: Optional[Tensor],
+) -> Tuple[IntOrTensor, Optional[Tensor]]:
+    """`(bound, limits)` of `length_limits` within a static buffer width.
+
+    Raises a `ValueError` where a limit is known to exceed
+    `static_max_length`; inside a traced function (values unknown) limits
+    above it count as it, as the docs of the decoders say.
+    """
+    static = check_int("static_max_length", static_max_length, low=0)
+    known = concrete_value(bound)
+    if known is not None and int(known) > static:
+        raise ValueError(
+            "`max_length` must be at most `static_max_length`, the width of "
+            f"the output buffers. Received: max_length={int(known)} (at "
+            f"most), static_max_length={static}"
+        )
+    if isinstance(bound, int):
+        return bound, limits
+    bound = ops.minimum(bound, static)
+    return bound, None if limits is None else ops.minimum(limits, static)
+
+
 def run_loop(
     step: StepFn,
     start_tokens: Tensor,
@@ -148,6 +185,7 @@ def run_loop(
     copies: IntOrTensor = 1,
     prefix: Optional[Tuple[Tensor, Tensor]] = None,
     pad_finished: bool = True,
+    static_max_length: Optional[int] = None,
 ) -> dict:
     """Runs a decode loop; returns every row's outputs.
 
@@ -182,6 +220,8 @@ def run_loop(
         `None`, `lengths` `(num_rows,)` and the final `extras`.
     """
     bound, limits = length_limits(max_length)
+    if static_max_length is not None:
+        bound, limits = static_limits(static_max_length, bound, limits)
     # Step 0 runs outside the loop: its outputs give the attention shape,
     # and it runs on `batch_size` rows (all beams would be equal).
     log_probs, state, attention = step(start_tokens, initial_state)
@@ -195,7 +235,7 @@ def run_loop(
     if limits is None:
         limits = ops.full((num_rows,), bound, dtype="int32")
     # At least one column, for the write of step 0.
-    width = max(bound, 1) if isinstance(bound, int) else ops.maximum(bound, 1)
+    width = buffer_width(bound, static_max_length)
     trailing = () if attention is None else tuple(attention.shape[1:])
     args.check_buffer_size(num_rows, width, trailing)
     buffers = _new_buffers(num_rows, width, pad_token, attention)
@@ -276,7 +316,10 @@ def run_loop(
     )
     # `t` steps ran; none when every limit is 0.
     steps = ops.minimum(t, bound)
-    if isinstance(bound, int):
+    if static_max_length is not None:
+        buffers = tuple(b[:, :static_max_length] for b in buffers)
+        steps = static_max_length
+    elif isinstance(bound, int):
         buffers = tuple(b[:, :bound] for b in buffers)
     return {
         "tokens": _trim(buffers[0], steps),

@@ -80,6 +80,7 @@ def greedy_decode(
     from_logits: bool = False,
     prefix: Optional[Tensor] = None,
     prefix_lengths: Optional[Tensor] = None,
+    static_max_length: Optional[int] = None,
 ) -> dict:
     """Greedy decoding: at every step, feeds back the most probable token.
 
@@ -102,7 +103,8 @@ def greedy_decode(
             `(batch_size,)` tensor of per-sentence limits, e.g. relative to
             the source length: `2 * source_lengths + 10`. `0` gives an empty
             hypothesis (length 0, score 0); negative tensor entries count as
-            `0`. On JAX under `jit` pass a Python integer.
+            `0`. On JAX under `jit` pass a Python integer or a
+            `static_max_length`.
         pad_token: Token written after the end of a hypothesis. Defaults to
             `end_token`.
         from_logits: If `True`, `step_fn` returns logits and the decoder
@@ -118,6 +120,14 @@ def greedy_decode(
             prefix, in `[0, P]` (checked where known, clamped in a graph;
             the rest of a row is padding). Defaults to the number of
             leading non-negative ids of each row: `-1` is padding.
+        static_max_length: Optional non-negative Python int at least every
+            entry of `max_length`: the outputs get exactly this many
+            columns `L`, a static shape, so the whole loop compiles with
+            per-sentence limits under XLA (`jit_compile=True` on
+            TensorFlow, `jax.jit`), where buffer shapes must be known.
+            A known `max_length` above it raises; inside a traced function
+            larger entries count as `static_max_length`. Defaults to
+            `None`: `L` is the number of steps run.
 
     Returns:
         A dict with `tokens` `(batch_size, L)`, `lengths`, `scores`,
@@ -154,5 +164,6 @@ def greedy_decode(
     out = core.run_loop(
         step, start, initial_state, greedy_choose(pad_token), row_extras,
         end_token, pad_token, max_length, prefix=prefix, pad_finished=False,
+        static_max_length=static_max_length,
     )
     return row_result(out)

@@ -270,6 +270,7 @@ def sample_decode(
     from_logits: bool = False,
     prefix: Optional[Tensor] = None,
     prefix_lengths: Optional[Tensor] = None,
+    static_max_length: Optional[int] = None,
 ) -> dict:
     """Sampling decoding: at every step, draws the next token.
 
@@ -299,6 +300,9 @@ def sample_decode(
         from_logits: As for `greedy_decode`.
         prefix: As for `greedy_decode`.
         prefix_lengths: As for `greedy_decode`.
+        static_max_length: As for `greedy_decode`. The draws are made
+            for that many steps: the same int `seed` gives other draws
+            with it than without.
         temperature: Non-negative finite float. `0` is greedy decoding.
             Or a scalar float tensor (`<= 0`: greedy), see
             `filter_logits`. Defaults to `1.0`.
@@ -340,10 +344,10 @@ def sample_decode(
     if isinstance(temperature, float) and temperature == 0.0:
         choose = greedy_choose(pad_token)
     else:
-        bound, _ = args.length_limits(max_length)
-        width = max(bound, 1) if isinstance(bound, int) else (
-            ops.maximum(bound, 1)
-        )
+        bound, limits = args.length_limits(max_length)
+        if static_max_length is not None:
+            bound, _ = core.static_limits(static_max_length, bound, limits)
+        width = core.buffer_width(bound, static_max_length)
         # The draws of every step, made up front like the output buffers.
         args.check_buffer_size(ops.shape(start)[0], width, ())
         uniform = keras.random.uniform(
@@ -376,5 +380,6 @@ def sample_decode(
     out = core.run_loop(
         step, start, initial_state, choose, row_extras,
         end_token, pad_token, max_length, prefix=prefix, pad_finished=False,
+        static_max_length=static_max_length,
     )
     return row_result(out)

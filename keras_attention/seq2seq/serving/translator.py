@@ -16,7 +16,7 @@ from keras_attention.typing import Tensor
 import keras
 import tensorflow as tf
 
-from keras_attention.checks import check_bool
+from keras_attention.checks import check_choice
 from keras_attention.seq2seq import tokens as text_lib
 from keras_attention.seq2seq.serving import serving_ops
 from keras_attention.decoding import beam_search_decode
@@ -38,6 +38,8 @@ MAX_BEAM_WIDTH = 16
 LENGTH_PENALTY = 0.6
 # Tokens a `complete` translation may have after its prefix, at least.
 PREFIX_ROOM = 10
+# The parts of a signature that `TranslatorModule(xla=...)` compiles.
+XLA_CHOICES = ("step", "decode")
 
 _TEXT = tf.TensorSpec([None], tf.string, name="text")
 
@@ -83,17 +85,19 @@ class TranslatorModule(tf.Module):
         replace_unknown: Whether each `[UNK]` of an output is replaced by
             the source word with the highest attention. Defaults to
             `False`.
-        xla_step: Whether the decoder's step (target embedding, cell,
-            attention, vocabulary projection: the model's `step` over
-            token ids) is one XLA-compiled function inside every
-            signature. The tokenizers, the decoding loop and the output
-            formatting stay TensorFlow ops. Fewer, fused kernels per step:
-            faster decoding at small batches, where per-op overhead
-            dominates, not at large ones (docs/benchmarks.md); the
-            SavedModel then needs XLA wherever it is served (TensorFlow's
-            CPU and GPU builds have it), and compiles the step once per
-            batch size and source length it meets.
-            Defaults to `False`.
+        xla: Which part of every signature is one XLA-compiled function
+            (the SavedModel then needs XLA wherever it is served:
+            TensorFlow's CPU and GPU builds have it, and it compiles once
+            per batch size and source length it meets). `None`: none.
+            `"step"`: the decoder's step (target embedding, cell,
+            attention, vocabulary projection); the loop stays TensorFlow
+            ops: faster at small batches, where per-op overhead dominates,
+            not at large ones. `"decode"`: everything between the token
+            ids (the encoder, the whole decoding loop, at a static width of
+            `max_output_tokens` columns); the tokenizers and the output
+            formatting stay TensorFlow ops, so the string ops are never
+            compiled. The translations are those of `None`, to rounding
+            (docs/benchmarks.md has the speeds). Defaults to `None`.
     """
 
     def __init__(
@@ -106,7 +110,7 @@ class TranslatorModule(tf.Module):
         coverage_penalty: float = 0.0,
         convention: str = "default",
         replace_unknown: bool = False,
-        xla_step: bool = False,
+        xla: Optional[str] = None,
     ):
         super().__init__(name="translator")
         members = (
@@ -126,7 +130,9 @@ class TranslatorModule(tf.Module):
         self.coverage_penalty = float(coverage_penalty)
         self.convention = convention
         self.replace_unknown = bool(replace_unknown)
-        self.xla_step = check_bool("xla_step", xla_step, "TranslatorModule")
+        if xla is not None:
+            check_choice("xla", xla, XLA_CHOICES, "TranslatorModule")
+        self.xla = xla
         # The `sample` signature's random state, re-seeded by `seed >= 0`.
         self.seed_generator = keras.random.SeedGenerator(0)
         # Track the variables, not the Keras objects: saving a tracked Keras
@@ -312,13 +318,38 @@ class TranslatorModule(tf.Module):
             step = self.seq2seq.step
         else:
             step = ensemble_step([m.step for m in self.members])
-        if self.xla_step:
+        if self.xla == "step":
             step = tf.function(step, jit_compile=True, autograph=False)
         return step
 
     def _encode(self, source_dense: Tensor):
         states = [m.encode(source_dense) for m in self.members]
         return states[0] if len(states) == 1 else ensemble_state(*states)
+
+    def _decode_ids(
+        self, decode: Any, source_dense: Tensor, prefix: Any
+    ) -> dict:
+        """Token ids to a decoder's dict: encode, then `decode(step_fn,
+        start, state, end, max_length, **options)`, where `options` hold
+        the prefix and, for `xla="decode"`, the static output width."""
+        state = self._encode(source_dense)
+        batch = tf.shape(source_dense)[0]
+        start = tf.fill([batch], tf.constant(text_lib.START_ID, tf.int32))
+        source_lengths = tf.reduce_sum(
+            tf.cast(source_dense != text_lib.PAD_ID, tf.int32), axis=1
+        )
+        limit = 2 * source_lengths + 10
+        options = {}
+        if prefix is not None:
+            ids, lengths = prefix
+            limit = tf.maximum(limit, lengths + PREFIX_ROOM)
+            options = {"prefix": ids, "prefix_lengths": lengths}
+        if self.xla == "decode":
+            options["static_max_length"] = self.max_output_tokens
+        max_length = tf.minimum(limit, self.max_output_tokens)
+        return decode(
+            self._step(), start, state, text_lib.END_ID, max_length, **options
+        )
 
     def _run(
         self,
@@ -340,29 +371,18 @@ class TranslatorModule(tf.Module):
         padded_text = tf.concat([text, tf.constant([""])], axis=0)
         source_ids = self.source_processor.tokenize(padded_text)
         source_dense = tf.cast(source_ids.to_tensor(text_lib.PAD_ID), tf.int32)
-        state = self._encode(source_dense)
-        batch = tf.shape(source_dense)[0]
-        start = tf.fill([batch], tf.constant(text_lib.START_ID, tf.int32))
-        source_lengths = tf.reduce_sum(
-            tf.cast(source_dense != text_lib.PAD_ID, tf.int32), axis=1
-        )
-        limit = 2 * source_lengths + 10
-        options = {}
         if prefix is not None:
             ids, lengths = prefix
-            ids = tf.concat([ids, tf.zeros_like(ids[:1])], axis=0)
-            lengths = tf.concat([lengths, [0]], axis=0)
-            limit = tf.maximum(limit, lengths + PREFIX_ROOM)
-            options = {"prefix": ids, "prefix_lengths": lengths}
-        max_length = tf.minimum(limit, self.max_output_tokens)
-        decoded = decode(
-            self._step(),
-            start,
-            state,
-            text_lib.END_ID,
-            max_length,
-            **options,
-        )
+            prefix = (
+                tf.concat([ids, tf.zeros_like(ids[:1])], axis=0),
+                tf.concat([lengths, [0]], axis=0),
+            )
+        decode_ids = self._decode_ids
+        if self.xla == "decode":
+            decode_ids = tf.function(
+                decode_ids, jit_compile=True, autograph=False
+            )
+        decoded = decode_ids(decode, source_dense, prefix)
         decoded = {k: v[:num_texts] for k, v in decoded.items()}
         if copies is not None:
             decoded = {k: _merge_copies(v) for k, v in decoded.items()}
