@@ -26,6 +26,28 @@ os.environ.setdefault("JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES", "-1")
 import keras  # noqa: E402
 import pytest  # noqa: E402
 
+from tests import tiny_runs  # noqa: E402
+
+
+def pytest_configure(config):
+    """The session's folder of shared tiny runs (`tests/tiny_runs.py`),
+    made by the controller before the xdist workers start (they inherit
+    the environment) and removed at its end."""
+    if hasattr(config, "workerinput") or os.environ.get(tiny_runs.SHARED_ENV):
+        return
+    folder = tempfile.mkdtemp(prefix="keras-attention-test-runs-")
+    os.environ[tiny_runs.SHARED_ENV] = folder
+    config._tiny_runs_folder = folder
+
+
+def pytest_unconfigure(config):
+    folder = getattr(config, "_tiny_runs_folder", None)
+    if folder:
+        import shutil
+
+        shutil.rmtree(folder, ignore_errors=True)
+        os.environ.pop(tiny_runs.SHARED_ENV, None)
+
 
 @pytest.fixture(autouse=True)
 def _reset_policy():

@@ -47,7 +47,7 @@ def trained_run():
 
 @pytest.mark.slow
 def test_train_writes_the_run_directory(trained_run):
-    run_dir, _, history = trained_run
+    run_dir, history = trained_run
     for name in ("run.json", "source_vocab.txt", "target_vocab.txt", "model.weights.h5",
                  "history.json", "checkpoints/epoch_01.weights.h5"):
         assert os.path.exists(os.path.join(run_dir, name)), name
@@ -94,7 +94,7 @@ def test_export_and_translate_in_a_fresh_process(exported):
 def test_in_process_module_matches_teacher_forcing_on_its_own_output(trained_run):
     # The exported loop decodes greedily: feeding its output back as the
     # reference must give the same attention (teacher forcing).
-    run_dir, _, _ = trained_run
+    run_dir, _ = trained_run
     seq2seq, source, target, _ = run_lib.load_trained(run_dir)
     module = serving.TranslatorModule(seq2seq, source, target, max_output_tokens=12)
     out = module.translate(tf.constant(["Freitag, 20. Oktober 1933"]))
@@ -122,7 +122,7 @@ def test_every_subcommand_has_help(command, capsys):
 
 @pytest.mark.slow
 def test_cli_translate_and_evaluate(trained_run, exported, capsys, tmp_path):
-    run_dir, _, _ = trained_run
+    run_dir, _ = trained_run
     assert cli.main(["translate", "--model", run_dir, "--attention", "lundi 1 janvier 2024"]) == 0
     out = capsys.readouterr().out
     assert out.startswith("lundi 1 janvier 2024\t")
@@ -155,7 +155,7 @@ def test_cli_translate_and_evaluate(trained_run, exported, capsys, tmp_path):
 
 @pytest.mark.slow
 def test_teacher_forced_attention_shapes_and_rows(trained_run):
-    run_dir, _, _ = trained_run
+    run_dir, _ = trained_run
     seq2seq, source, target, _ = run_lib.load_trained(run_dir)
     pairs = [
         ("vendredi 20 octobre 1933", "Friday, October 20, 1933"),

@@ -1,16 +1,28 @@
 """Tiny trained and exported runs of the examples, shared by the tests.
 
-Each run is trained (and exported) once per test process, in a temporary
-folder removed at exit; pytest-xdist workers are separate processes, so
-each worker trains a run at most once, whichever test files it is given.
-Tests read these runs and must not change them: a test that changes a run
-works on a copy (`shutil.copytree`).
+Each run is trained (and exported) once per test session: in the folder
+that `tests/conftest.py` makes for the session (`SHARED_ENV`, removed at
+its end), under a file lock, so that the pytest-xdist workers (separate
+processes) share one copy; without that folder (or without `fcntl`), once
+per process, in a temporary folder removed at exit. Tests read these runs
+and must not change them: a test that changes a run works on a copy
+(`shutil.copytree`).
 """
 
 import atexit
 import functools
+import json
+import os
 import shutil
 import tempfile
+
+try:
+    import fcntl
+except ImportError:  # Windows: one copy per process.
+    fcntl = None
+
+# The environment variable that names the session's shared folder.
+SHARED_ENV = "KERAS_ATTENTION_TEST_RUNS"
 
 # Longest translation of the shared NMT export, in tokens (a date needs
 # about ten): short loops keep the decoding tests fast.
@@ -23,6 +35,33 @@ def _folder(prefix):
     root = tempfile.mkdtemp(prefix=prefix)
     atexit.register(shutil.rmtree, root, ignore_errors=True)
     return root
+
+
+def shared_folder(name, build):
+    """The folder `name`, made by `build(folder)` once per session (see the
+    module's docstring); `build` runs with the session's lock held."""
+    root = os.environ.get(SHARED_ENV)
+    if not root or fcntl is None:
+        folder = _folder(f"tiny-{name}-")
+        build(folder)
+        return folder
+    folder = os.path.join(root, name)
+    with open(folder + ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            if not os.path.exists(folder + ".done"):
+                shutil.rmtree(folder, ignore_errors=True)
+                os.makedirs(folder)
+                build(folder)
+                open(folder + ".done", "w").close()
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+    return folder
+
+
+def _history(run_dir):
+    with open(os.path.join(run_dir, "history.json")) as f:
+        return json.load(f)
 
 
 def nmt_configs(seed=0):
@@ -41,15 +80,14 @@ def nmt_configs(seed=0):
 
 @functools.lru_cache(maxsize=None)
 def nmt_run(seed=0):
-    """`(run_dir, seq2seq, history)` of the tiny NMT run with weight seed
-    `seed`."""
+    """`(run_dir, history)` of the tiny NMT run with weight seed `seed`."""
     from examples.nmt import train as train_lib
 
-    run_dir = _folder(f"tiny-nmt-{seed}-")
-    seq2seq, history = train_lib.train(
-        run_dir, *nmt_configs(seed), log=lambda *_: None
-    )
-    return run_dir, seq2seq, history
+    def build(run_dir):
+        train_lib.train(run_dir, *nmt_configs(seed), log=lambda *_: None)
+
+    run_dir = shared_folder(f"nmt-{seed}", build)
+    return run_dir, _history(run_dir)
 
 
 @functools.lru_cache(maxsize=None)
@@ -58,9 +96,13 @@ def nmt_export():
     `NMT_MAX_OUTPUT_TOKENS` (the commands that take the run use it)."""
     from examples.nmt import export as export_lib
 
-    return export_lib.export_run(
-        nmt_run()[0], max_output_tokens=NMT_MAX_OUTPUT_TOKENS
-    )
+    run_dir = nmt_run()[0]
+
+    def build(_):
+        export_lib.export_run(run_dir, max_output_tokens=NMT_MAX_OUTPUT_TOKENS)
+
+    shared_folder("nmt-0-export", build)
+    return os.path.join(run_dir, "export")
 
 
 def g2p_configs(score="additive"):
@@ -92,9 +134,9 @@ def g2p_run(score="additive"):
     `RUN/export`."""
     from examples.g2p import train as train_lib
 
-    run_dir = _folder(f"tiny-g2p-{score}-")
-    _, history = train_lib.train(
-        run_dir, *g2p_configs(score), log=lambda *_: 0
-    )
-    train_lib.export_run(run_dir)
-    return run_dir, history
+    def build(run_dir):
+        train_lib.train(run_dir, *g2p_configs(score), log=lambda *_: 0)
+        train_lib.export_run(run_dir)
+
+    run_dir = shared_folder(f"g2p-{score}", build)
+    return run_dir, _history(run_dir)
