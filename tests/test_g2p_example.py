@@ -19,6 +19,8 @@ from examples.g2p import text as text_lib  # noqa: E402
 from examples.g2p import train as train_lib  # noqa: E402
 from tests import tiny_runs  # noqa: E402
 
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
 pytestmark = pytest.mark.tf_only
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -125,3 +127,23 @@ def test_cli_translate_and_bad_lexicon(trained_run, tmp_path, capsys):
     assert cli.main(["train", "--out", str(tmp_path / "r"), "--lexicon",
                      str(tmp_path / "missing.tsv")]) == 2
     assert "missing.tsv" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_fused_step_benchmark_times_both_loops(trained_run, tmp_path):
+    """`benchmarks/g2p/fused_step.py` on the tiny run's configuration and
+    words: both models fit the same batches, the figures add up."""
+    run_dir, _ = trained_run
+    out = tmp_path / "fused.json"
+    from benchmarks.g2p import fused_step
+
+    assert fused_step.main(
+        ["--run", run_dir, "--steps", "1", "--rounds", "2", "--json", str(out)]
+    ) == 0
+    figures = json.loads(out.read_text())
+    seconds = figures["seconds_per_batch"]
+    assert set(seconds) == {"fused", "generic"} and min(seconds.values()) > 0
+    assert figures["generic_over_fused"] > 0
+    for name in ("fused", "generic"):
+        assert abs(figures["epoch_seconds"][name]
+                   - seconds[name] * figures["steps_per_epoch"]) <= 1
