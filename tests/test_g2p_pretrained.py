@@ -87,3 +87,24 @@ def test_pretrained_is_a_name_not_a_path(tmp_path):
     assert pretrained.run_directory("runs/x") == "runs/x"
     assert pretrained.model_path(str(tmp_path)) == str(tmp_path)
     assert pretrained.run_directory("pretrained") == pretrained.DIRECTORY
+
+
+def test_export_takes_the_pretrained_name(tmp_path, monkeypatch, capsys):
+    """`export --run pretrained` (and `--ensemble pretrained`) export the
+    shipped run, into `--out` only: its folder stays as shipped."""
+    from examples.g2p import train as train_lib
+
+    calls = []
+    monkeypatch.setattr(
+        train_lib, "export_run",
+        lambda run, out, **options: calls.append((run, out, options)) or out,
+    )
+    out = str(tmp_path / "export")
+    assert cli.main(["export", "--run", "pretrained", "--out", out,
+                     "--ensemble", "pretrained", "runs/other"]) == 0
+    (run, to, options), = calls
+    assert run == pretrained.DIRECTORY and to == out
+    assert options["ensemble"] == [pretrained.DIRECTORY, "runs/other"]
+    assert cli.main(["export", "--run", "pretrained"]) == 2
+    assert "needs `--out`" in capsys.readouterr().err
+    assert len(calls) == 1

@@ -54,10 +54,20 @@ def cmd_train(args):
 
 
 def cmd_export(args):
+    from examples.g2p import pretrained
     from examples.g2p import train as train_lib
 
+    if pretrained.is_pretrained(args.run) and not args.out:
+        raise ValueError(
+            "`export --run pretrained` needs `--out` (the shipped model's "
+            "folder stays as shipped). Received: --out None"
+        )
+    options = decoding_cli.export_options(args)
+    options["ensemble"] = [
+        pretrained.run_directory(run) for run in options["ensemble"]
+    ]
     path = train_lib.export_run(
-        args.run, args.out, **decoding_cli.export_options(args)
+        pretrained.run_directory(args.run), args.out, **options
     )
     print(f"exported SavedModel -> {path}")
     return 0
