@@ -13,7 +13,9 @@
 # and resumes when started again; a run that finished is only packaged),
 # CHECKPOINT (package this epoch's checkpoint, e.g. 2, instead of the final
 # weights), AVERAGE (package the mean of the checkpoints of the last
-# AVERAGE epochs, up to CHECKPOINT or EPOCHS). The dev scores go to
+# AVERAGE epochs, up to CHECKPOINT or EPOCHS), SEED (default 0: the
+# weights' and the shuffling's seed; another seed trains another member
+# of an ensemble). The dev scores go to
 # RUNS[.epochN][.averageN].metrics.json and .eval.log.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -23,6 +25,7 @@ LEXICON=${LEXICON:-../shared/data/cmudict-g2p/train.tsv}
 RUN=${RUNS:-runs/g2p-pretrained}
 OUT=${1:-examples/g2p/pretrained}
 EPOCHS=${EPOCHS:-16}
+SEED=${SEED:-0}
 if [ -f "$RUN/model.weights.h5" ]; then
   echo "$RUN has finished training (model.weights.h5): packaging it" >&2
 else
@@ -30,7 +33,7 @@ else
     --validation-fraction 0.02 --test-fraction 0.05 --score additive \
     --units 256 --embedding-dim 128 --dropout 0.2 --label-smoothing 0.1 \
     --batch-size 256 --learning-rate 3e-3 --epochs "$EPOCHS" --patience 4 \
-    --verbose 2 2>&1 | tee "$RUN.train.log"
+    --seed "$SEED" --verbose 2 2>&1 | tee "$RUN.train.log"
 fi
 weights="$RUN/model.weights.h5"
 if [ -n "${CHECKPOINT:-}" ]; then
