@@ -202,6 +202,106 @@ def test_threshold_links_apply_to_the_reverse_run(tmp_path, monkeypatch):
     assert len(union[0]) > 6
 
 
+def _fixed_runs(tmp_path, monkeypatch):
+    """Both runs are `_FixedAttention`: row r on source token (r-1) mod 3."""
+    from examples.nmt import run as run_lib
+
+    path = _vocab(tmp_path, ["a", "b", "c", "x", "y", "z"])
+    source = text_lib.TextProcessor(path, add_start=False)
+    target = text_lib.TextProcessor(path)
+    monkeypatch.setattr(
+        run_lib, "load_trained",
+        lambda run_dir: (_FixedAttention(), source, target, None),
+    )
+
+
+def test_prior_mixes_into_both_directions(tmp_path, monkeypatch):
+    _fixed_runs(tmp_path, monkeypatch)
+    pairs = [("a b c", "x y z")]
+    diagonal = [{(0, 0), (1, 1), (2, 2)}]
+    # The prior says a-x, b-y, c-z (rate 1 each, "A" and "Z." alike).
+    prior = al.LinkRates.from_links(["A b c."], ["x y Z."], diagonal)
+    plain_fwd = [{(2, 0), (0, 1), (1, 2)}]
+    plain_rev = [{(0, 2), (1, 0), (2, 1)}]
+    for run, reverse, plain in (
+        ("fwd", None, plain_fwd), (None, "rev", plain_rev),
+    ):
+        links = functools.partial(
+            align.align_run, run, pairs, reverse_run=reverse, prior=prior
+        )
+        # Each row: 1 - w on the attention's word, w on the prior's.
+        assert links(prior_weight=0.0) == plain
+        assert links(prior_weight=0.4) == plain
+        assert links(prior_weight=0.6) == diagonal
+        assert links(prior_weight=1.0) == diagonal
+        # Threshold links: both words at 0.5 each, under a weight of 0.5.
+        assert links(
+            prior_weight=0.5, method="threshold", threshold=0.5
+        ) == [plain[0] | diagonal[0]]
+    with pytest.raises(TypeError, match="`prior` must be a"):
+        align.align_run("fwd", pairs, prior={("a", "x"): 1.0})
+    with pytest.raises(ValueError, match="weight"):
+        align.align_run("fwd", pairs, prior=prior, prior_weight=1.5)
+
+
+def test_align_command_takes_a_prior(tmp_path, monkeypatch, capsys):
+    _fixed_runs(tmp_path, monkeypatch)
+    data = str(tmp_path / "pairs.tsv")
+    with open(data, "w", encoding="utf-8") as f:
+        f.write("a b c\tx y z\nc b a\tz y x\n")
+    # The prior's corpus: the same words, linked on the diagonal.
+    prior_data = str(tmp_path / "prior.tsv")
+    with open(prior_data, "w", encoding="utf-8") as f:
+        f.write("a b c\tx y z\nb c\ty z\n")
+    prior_links = str(tmp_path / "prior.align")
+    al.write_pharaoh(prior_links, [{(0, 0), (1, 1), (2, 2)}, {(0, 0), (1, 1)}])
+    out = str(tmp_path / "out.align")
+    base = ["align", "--run", "fwd", "--data", data, "--out", out, "--quiet"]
+    assert cli.main(
+        base + ["--prior-data", prior_data, "--prior-links", prior_links,
+                "--prior-weight", "0.6"]
+    ) == 0
+    assert "pairs/s" in capsys.readouterr().out
+    # Pair 2 reverses both sides: its diagonal is a word-for-word match.
+    assert [s for s, _ in al.read_pharaoh(out)] == [
+        {(0, 0), (1, 1), (2, 2)}, {(0, 0), (1, 1), (2, 2)}
+    ]
+    # The prior's corpus in another format: an Anki file (English first).
+    anki = str(tmp_path / "prior_anki.txt")
+    with open(anki, "w", encoding="utf-8") as f:
+        f.write("x y z\ta b c\tCC-BY 2.0\ny z\tb c\tCC-BY 2.0\n")
+    assert cli.main(
+        base + ["--prior-data", anki, "--prior-data-format", "anki",
+                "--prior-links", prior_links, "--prior-weight", "0.6"]
+    ) == 0
+    assert [s for s, _ in al.read_pharaoh(out)] == [
+        {(0, 0), (1, 1), (2, 2)}, {(0, 0), (1, 1), (2, 2)}
+    ]
+    # Without --prior-data the prior is counted on --data itself.
+    al.write_pharaoh(prior_links, [{(0, 0)}, {(0, 0)}])
+    assert cli.main(base + ["--prior-links", prior_links,
+                            "--prior-weight", "1"]) == 0
+    # a-x (linked in pair 1) and c-z (pair 2) at rate 1/2 each; y has no
+    # prior: its row is all 0, no link.
+    assert [s for s, _ in al.read_pharaoh(out)] == [
+        {(0, 0), (2, 2)}, {(0, 0), (2, 2)}
+    ]
+    capsys.readouterr()
+    # Misuse: exit status 2 and a message naming the argument.
+    assert cli.main(base + ["--prior-data", prior_data]) == 2
+    assert "--prior-data` needs `--prior-links`" in capsys.readouterr().err
+    al.write_pharaoh(prior_links, [{(0, 0)}])
+    assert cli.main(base + ["--prior-links", prior_links]) == 2
+    assert "one line per pair. Received: 1 lines" in capsys.readouterr().err
+    al.write_pharaoh(prior_links, [{(0, 0)}, {(0, 7)}])
+    assert cli.main(base + ["--prior-links", prior_links]) == 2
+    assert "Link 0-7 of line 2 is out of range" in capsys.readouterr().err
+    al.write_pharaoh(prior_links, [{(0, 0)}, {(0, 0)}])
+    assert cli.main(base + ["--prior-links", prior_links,
+                            "--prior-weight", "-0.5"]) == 2
+    assert "weight" in capsys.readouterr().err
+
+
 # ----------------------------------------------------------------------
 # Guided alignment through the pipeline.
 

@@ -30,25 +30,12 @@ each hypothesis file. Prints Markdown tables; `--json PATH` writes them.
 import argparse
 import collections
 import json
-import unicodedata
 
 from keras_attention import alignment as al
+from keras_attention.alignment import word_key
 
 FREQUENCY_BUCKETS = (">= 100", "5-99", "< 5")
 LENGTH_BUCKETS = ("0-10", "11-20", "21-30", "31+")
-
-
-def word_key(word):
-    """The counted form of a whitespace word: lower-cased, surrounding
-    punctuation and symbols stripped (`"Dimanche."` -> `"dimanche"`); a
-    word of punctuation only stays itself (`"?"`)."""
-    word = word.lower()
-    start, end = 0, len(word)
-    while start < end and unicodedata.category(word[start])[0] in "PS":
-        start += 1
-    while end > start and unicodedata.category(word[end - 1])[0] in "PS":
-        end -= 1
-    return word[start:end] or word
 
 
 def word_counts(sentences):

@@ -21,7 +21,7 @@ import collections
 import zlib
 
 from benchmarks.alignment.buckets import word_counts
-from benchmarks.alignment.buckets import word_key
+from keras_attention.alignment import word_key
 from examples.nmt.corpus import split_of
 
 DEFAULT_BANDS = "4-10:62,11-20:36,21-30:8,31-99:4"

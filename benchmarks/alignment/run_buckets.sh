@@ -14,6 +14,14 @@
 # N pairs (default 30,000) and EPOCHS (default 4) each, argmax and
 # threshold 0.5 links, grow-diag-final-and. About 3 min without HEADS, 20
 # to 40 min with, on 2 shared CPU cores.
+# TRAIN_FLAGS: more flags of `train` for both heads, e.g. "--validation-
+# fraction 0 --test-fraction 0" (transductive: every pair trains the
+# heads, the pairs they then align included, as eflomal aligns the text
+# it learns from; the default keeps the golds' pairs out of training).
+# PRIOR_WEIGHTS (with HEADS, default "0.5"; "" for none) adds the
+# neural-plus-count hybrid: the heads' attention mixed with eflomal's link
+# rates counted on the whole training text (`align --prior-links`), argmax
+# links per weight, plus threshold links at 0.5 and the rates alone.
 set -euo pipefail
 FRA=${1:-${FRA:-../shared/data/fra-eng/fra.txt}}
 D=${2:-runs/rare}
@@ -78,7 +86,7 @@ for dir in fr_en en_fr; do
             --data-format anki --max-examples "$N" --epochs "$EPOCHS" \
             --verbose 2 --mixed-precision off $flags \
             --alignment-head guided --guided-alignment "$links" \
-            --out "$D/head_$dir"
+            ${TRAIN_FLAGS:-} --out "$D/head_$dir"
 done
 fi
 for gold in $GOLDS; do
@@ -92,8 +100,22 @@ for gold in $GOLDS; do
     al --out "$D/head_$gold.align"
     al --links threshold --threshold 0.5 --out "$D/head_t0.5_$gold.align"
     al --symmetrize intersection --out "$D/head_int_$gold.align"
+    hybrid=()
+    prior=(--prior-data "$D/text.txt" --prior-data-format anki
+           --prior-links "$D/eflomal.align")
+    for w in ${PRIOR_WEIGHTS-0.5}; do
+        al "${prior[@]}" --prior-weight "$w" --out "$D/head_p${w}_$gold.align"
+        hybrid+=("hybrid $w argmax=$D/head_p${w}_$gold.align")
+    done
+    if [ ${#hybrid[@]} -gt 0 ]; then
+        al "${prior[@]}" --prior-weight 0.5 --links threshold \
+            --out "$D/head_p0.5_t0.5_$gold.align"
+        al "${prior[@]}" --prior-weight 1 --out "$D/rates_$gold.align"
+        hybrid+=("hybrid 0.5 threshold=$D/head_p0.5_t0.5_$gold.align"
+                 "link rates alone=$D/rates_$gold.align")
+    fi
     buckets $gold eflomal="$D/eflomal_$gold.align" \
         "guided argmax=$D/head_$gold.align" \
         "guided threshold=$D/head_t0.5_$gold.align" \
-        "guided intersection=$D/head_int_$gold.align"
+        "guided intersection=$D/head_int_$gold.align" "${hybrid[@]}"
 done

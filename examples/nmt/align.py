@@ -231,6 +231,8 @@ def attention_word_links(
     method: str = ALIGN_DEFAULTS["method"],
     threshold: float = ALIGN_DEFAULTS["threshold"],
     output: str = "alignment",
+    prior=None,
+    prior_weight: float = ALIGN_DEFAULTS["prior_weight"],
 ) -> List[set]:
     """Hard links over whitespace words from teacher-forced attention.
 
@@ -240,7 +242,10 @@ def attention_word_links(
     highest-weighted source word (`method="argmax"`), or every link of
     weight at least `threshold` (`"threshold"`: a target word may get
     several links or none). A pair whose words cannot be matched
-    (`word_positions` gives `None`) gets no links.
+    (`word_positions` gives `None`) gets no links. With a `prior`
+    (`keras_attention.alignment.LinkRates` of this direction), the
+    links are those of `mix_prior(attention, prior.matrix(...),
+    prior_weight)` over the whitespace words.
 
     Args:
         seq2seq: A `keras_attention.seq2seq.Seq2Seq`.
@@ -258,12 +263,21 @@ def attention_word_links(
             `method="threshold"`. Defaults to `0.5`.
         output: The model output read (`teacher_forced_attention`).
             Defaults to `"alignment"`.
+        prior: Optional `LinkRates` (source words as its source).
+        prior_weight: The prior's share in `[0, 1]`. Defaults to `0.5`.
 
     Returns:
         A list of sets of `(source_word, target_word)` links.
     """
     batch_size = check_positive_int("batch_size", batch_size)
     al.hard_links(np.zeros((1, 1)), method, threshold)  # checks both
+    if prior is not None:
+        if not isinstance(prior, al.LinkRates):
+            raise TypeError(
+                "`prior` must be a keras_attention.alignment.LinkRates or "
+                f"None. Received: {type(prior).__name__}"
+            )
+        al.mix_prior(np.zeros((1, 1)), np.zeros((1, 1)), prior_weight)
     bar = keras.utils.Progbar(len(pairs), unit_name="pair") if progress else None
     s_room = token_room(source_processor)
     t_room = token_room(target_processor)
@@ -292,6 +306,11 @@ def attention_word_links(
                 weights = weights[1:]
                 t_pos = [[p for p in w if p < len(weights)] for w in t_pos]
             matrix = whitespace_attention(weights, s_pos, t_pos)
+            if prior is not None:
+                matrix = al.mix_prior(
+                    matrix, prior.matrix(source.split(), target.split()),
+                    prior_weight,
+                )
             out.append(al.hard_links(matrix, method, threshold))
         if bar is not None:
             bar.add(len(chunk))
@@ -308,6 +327,8 @@ def align_run(
     shift: bool = False,
     method: str = ALIGN_DEFAULTS["method"],
     threshold: float = ALIGN_DEFAULTS["threshold"],
+    prior=None,
+    prior_weight: float = ALIGN_DEFAULTS["prior_weight"],
 ) -> List[set]:
     """Links of a trained run on raw pairs, optionally symmetrized.
 
@@ -326,6 +347,9 @@ def align_run(
             Defaults to `False`.
         method, threshold: The hard links of each direction (see
             `attention_word_links`). Default to argmax links.
+        prior, prior_weight: A lexical prior (`LinkRates`, source ->
+            target: the reverse run reads it transposed) mixed into each
+            direction's attention (see `attention_word_links`).
 
     Returns:
         A list of sets of `(source_word, target_word)` links.
@@ -339,13 +363,15 @@ def align_run(
         seq2seq, source, target, _ = run_lib.load_trained(run_dir)
         links = attention_word_links(
             seq2seq, source, target, pairs, batch_size, progress, shift,
-            method, threshold,
+            method, threshold, prior=prior, prior_weight=prior_weight,
         )
     if reverse_run is not None:
         seq2seq, source, target, _ = run_lib.load_trained(reverse_run)
         reverse = attention_word_links(
             seq2seq, source, target, [(t, s) for s, t in pairs],
             batch_size, progress, shift, method, threshold,
+            prior=None if prior is None else prior.transposed(),
+            prior_weight=prior_weight,
         )
         reverse = [al.transpose_links(x) for x in reverse]
     if reverse is None:
@@ -353,3 +379,44 @@ def align_run(
     if links is None:
         return reverse
     return al.symmetrize_corpus(links, reverse, symmetrize)
+
+
+def corpus_link_rates(
+    data, links_path: str, data_format: str = "auto",
+    direction: str = "to-english",
+):
+    """The `LinkRates` of a corpus file and a Pharaoh file of its links.
+
+    Args:
+        data: The pairs, as the `align` command's `--data` (one file or
+            two line-aligned files); every line must be a pair.
+        links_path: One line of links per pair (e.g. `reference-align`'s
+            output), source word first; sure and possible links both
+            count.
+        data_format, direction: As `data.load_corpus`.
+
+    Returns:
+        A `keras_attention.alignment.LinkRates` (source -> target).
+    """
+    from examples.nmt import data as data_lib
+
+    corpus = data_lib.load_corpus(
+        data, data_format=data_format, direction=direction
+    )
+    if corpus.skipped:
+        raise ValueError(
+            "Every line of the prior's pairs must be a pair (its links are "
+            f"one line per pair). Received: {corpus.skipped} malformed "
+            f"lines ({dict(corpus.reasons)}) in {data}"
+        )
+    lines = al.read_pharaoh(links_path)
+    if len(lines) != len(corpus.pairs):
+        raise ValueError(
+            "The prior's links must have one line per pair. Received: "
+            f"{len(lines)} lines in {links_path}, {len(corpus.pairs)} pairs "
+            f"in {data}"
+        )
+    return al.LinkRates.from_links(
+        [s for s, _ in corpus.pairs], [t for _, t in corpus.pairs],
+        [sure | possible for sure, possible in lines],
+    )

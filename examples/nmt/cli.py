@@ -24,6 +24,7 @@ help; `demo` starts from `config.DEMO_SETTINGS` instead.
 """
 
 import json
+import time
 
 from examples.common import cli as common_cli
 from examples.common import decoding_cli
@@ -124,14 +125,33 @@ def cmd_align(args):
     if args.reverse_run:
         # The method checked (by the library) before any model runs.
         al.symmetrize(set(), set(), args.symmetrize)
+    prior = None
+    if args.prior_links:
+        prior = align_lib.corpus_link_rates(
+            args.prior_data or args.data, args.prior_links,
+            data_format=(
+                args.prior_data_format if args.prior_data else args.data_format
+            ),
+            direction=args.direction,
+        )
+    elif args.prior_data:
+        raise ValueError(
+            "`--prior-data` needs `--prior-links` (the links of its pairs). "
+            f"Received: --prior-data {' '.join(args.prior_data)}"
+        )
+    start = time.perf_counter()
     links = align_lib.align_run(
         args.run, corpus.pairs, reverse_run=args.reverse_run,
         symmetrize=args.symmetrize, batch_size=args.batch_size,
         progress=len(corpus) >= 1000 and not args.quiet,
         shift=args.shift, method=args.links, threshold=args.threshold,
+        prior=prior, prior_weight=args.prior_weight,
     )
+    seconds = time.perf_counter() - start
     al.write_pharaoh(args.out, links)
-    print(f"{len(links)} pairs, {sum(map(len, links))} links -> {args.out}")
+    print(f"{len(links)} pairs, {sum(map(len, links))} links -> {args.out} "
+          f"in {seconds:.1f} s ({len(links) / max(seconds, 1e-9):.0f} "
+          "pairs/s)")
     return 0
 
 
@@ -205,6 +225,27 @@ def add_alignment_commands(sub):
     p.add_argument(
         "--threshold", type=float,
         default=config_lib.ALIGN_DEFAULTS["threshold"],
+    )
+    p.add_argument(
+        "--prior-links", metavar="FILE",
+        help="lexical prior: Pharaoh links of a reference aligner (e.g. "
+        "reference-align) on --prior-data; their per-word-pair link rates "
+        "are mixed into the attention before the links are taken",
+    )
+    p.add_argument(
+        "--prior-data", nargs="+", metavar="FILE",
+        help="the pairs of --prior-links, in --direction (default: --data "
+        "itself), e.g. the whole corpus when --data holds some of its pairs",
+    )
+    p.add_argument(
+        "--prior-data-format", default="auto", choices=DATA_FORMATS,
+        help="format of --prior-data (default: %(default)s)",
+    )
+    p.add_argument(
+        "--prior-weight", type=float,
+        default=config_lib.ALIGN_DEFAULTS["prior_weight"],
+        help="the prior's share of the mixture, in [0, 1] (default: "
+        "%(default)s)",
     )
     p.add_argument(
         "--batch-size", type=int,

@@ -31,6 +31,7 @@ ALIGN_DEFAULTS = {
     "batch_size": 256,
     "method": "argmax",
     "threshold": 0.5,
+    "prior_weight": 0.5,
 }
 
 

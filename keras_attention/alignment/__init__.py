@@ -8,6 +8,9 @@
   `symal`.
 - `read_pharaoh`, `write_pharaoh`, `parse_pharaoh`, `format_pharaoh`.
 - `alignment_scores`: AER, precision, recall (Och & Ney, 2003).
+- `LinkRates`, `mix_prior`, `word_key`: a lexical prior counted on a
+  corpus's reference links, mixed into the attention (a neural-plus-count
+  hybrid for rare words).
 - `GuidedAlignmentLoss`, `links_to_matrix`: supervise attention weights with
   reference links in `model.fit`.
 
@@ -17,6 +20,9 @@ Everything but `GuidedAlignmentLoss` is plain numpy/Python; the loss uses
 
 from keras_attention.alignment.guided_loss import GuidedAlignmentLoss
 from keras_attention.alignment.guided_loss import links_to_matrix
+from keras_attention.alignment.lexical import LinkRates
+from keras_attention.alignment.lexical import mix_prior
+from keras_attention.alignment.lexical import word_key
 from keras_attention.alignment.links import attention_links
 from keras_attention.alignment.links import hard_links
 from keras_attention.alignment.links import transpose_links
@@ -35,11 +41,13 @@ from keras_attention.alignment.symmetrization import symmetrize_corpus
 __all__ = [
     "DEFAULT_SPECIAL_TOKENS",
     "GuidedAlignmentLoss",
+    "LinkRates",
     "alignment_scores",
     "attention_links",
     "format_pharaoh",
     "hard_links",
     "links_to_matrix",
+    "mix_prior",
     "parse_pharaoh",
     "read_pharaoh",
     "symmetrize",
@@ -47,6 +55,7 @@ __all__ = [
     "transpose_links",
     "word_attention",
     "word_groups",
+    "word_key",
     "word_links_to_token_links",
     "write_pharaoh",
 ]
