@@ -201,3 +201,62 @@ def test_mix_prior_refuses_bad_matrices():
         al.mix_prior(bad, ones, 0.5)
     with pytest.raises(ValueError, match="`prior` must hold finite.*min -1"):
         al.mix_prior(ones, -ones, 0.5)
+
+
+def _reference_dice(a, b):
+    """Dice of character bigrams, by explicit loops over a list."""
+    a, b = al.word_key(a), al.word_key(b)
+    if a == b:
+        return 1.0
+    if min(len(a), len(b)) < 4:
+        return 0.0
+    grams_a = sorted({a[i] + a[i + 1] for i in range(len(a) - 1)})
+    grams_b = sorted({b[i] + b[i + 1] for i in range(len(b) - 1)})
+    shared = sum(1 for g in grams_a if g in grams_b)
+    value = 2 * shared / (len(grams_a) + len(grams_b))
+    return value if value >= 0.5 else 0.0
+
+
+def test_orthographic_similarity_worked_by_hand():
+    # commandements / commandments: 12 and 11 bigrams, 11 shared (the
+    # "em"/"me" of "-ements" aside): 2 * 10 / 23.
+    matrix = al.orthographic_similarity(["commandements"], ["commandments."])
+    grams_a = {"co", "om", "mm", "ma", "an", "nd", "de", "em", "me", "en",
+               "nt", "ts"}
+    grams_b = {"co", "om", "mm", "ma", "an", "nd", "dm", "me", "en", "nt",
+               "ts"}
+    expected = 2 * len(grams_a & grams_b) / (len(grams_a) + len(grams_b))
+    np.testing.assert_allclose(matrix, [[expected]])
+    # Short words: only the same word counts; below 0.5 is 0.
+    np.testing.assert_array_equal(
+        al.orthographic_similarity(["les", "chat", "1933,"],
+                                   ["less", "chien", "1933"]),
+        [[0, 0, 0], [0, 0, 0], [0, 0, 1]],
+    )
+    assert al.orthographic_similarity([], ["a"]).shape == (1, 0)
+
+
+_SPELLINGS = st.text(alphabet="abcdeé.,", min_size=1, max_size=9)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(_SPELLINGS, max_size=4), st.lists(_SPELLINGS, max_size=4))
+def test_orthographic_similarity_matches_the_reference(source, target):
+    matrix = al.orthographic_similarity(source, target)
+    assert matrix.shape == (len(target), len(source))
+    for j, t in enumerate(target):
+        for i, s in enumerate(source):
+            assert math.isclose(matrix[j, i], _reference_dice(s, t))
+    # Symmetric: the other direction is the transpose.
+    np.testing.assert_allclose(
+        al.orthographic_similarity(target, source), matrix.T
+    )
+
+
+def test_orthographic_similarity_refuses_bad_arguments():
+    with pytest.raises(ValueError, match="min_similarity"):
+        al.orthographic_similarity(["a"], ["a"], min_similarity=1.5)
+    with pytest.raises(ValueError, match="min_length"):
+        al.orthographic_similarity(["a"], ["a"], min_length=0)
+    with pytest.raises(TypeError, match="`word` must be a str"):
+        al.orthographic_similarity([3], ["a"])

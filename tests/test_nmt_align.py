@@ -244,6 +244,46 @@ def test_prior_mixes_into_both_directions(tmp_path, monkeypatch):
         align.align_run("fwd", pairs, prior=prior, prior_weight=1.5)
 
 
+def test_cognates_prior_needs_no_links(tmp_path, monkeypatch):
+    from examples.nmt import run as run_lib
+
+    path = _vocab(tmp_path, ["alpha", "beta", "gamma"])
+    source = text_lib.TextProcessor(path, add_start=False)
+    target = text_lib.TextProcessor(path)
+    monkeypatch.setattr(
+        run_lib, "load_trained",
+        lambda run_dir: (_FixedAttention(), source, target, None),
+    )
+    pairs = [("alpha beta gamma", "Alpha beta gamma")]
+    links = functools.partial(align.align_run, "fwd", pairs)
+    # The attention puts each word on the word before: the same spelling
+    # (case aside) outweighs it from a weight above 0.5.
+    assert links() == [{(2, 0), (0, 1), (1, 2)}]
+    assert links(cognates=True, prior_weight=0.4) == links()
+    assert links(cognates=True, prior_weight=0.6) == [{(0, 0), (1, 1), (2, 2)}]
+    # With link rates too, the prior is the larger of the two: alpha-beta
+    # at rate 1/2 alone links beta to alpha (the other rows have no prior:
+    # no link), beside the spelling's 1 for beta-beta it does not.
+    rates = al.LinkRates.from_links(
+        ["alpha", "alpha"], ["beta", "beta"], [{(0, 0)}, set()]
+    )
+    assert links(prior=rates, prior_weight=1.0) == [{(0, 1)}]
+    assert links(prior=rates, cognates=True, prior_weight=1.0) == [
+        {(0, 0), (1, 1), (2, 2)}
+    ]
+    with pytest.raises(TypeError, match="cognates"):
+        links(cognates="yes")
+    out = str(tmp_path / "out.align")
+    data = str(tmp_path / "pairs.tsv")
+    with open(data, "w", encoding="utf-8") as f:
+        f.write("alpha beta gamma\tAlpha beta, gamma.\n")
+    assert cli.main(
+        ["align", "--run", "fwd", "--data", data, "--out", out, "--quiet",
+         "--cognates", "--prior-weight", "0.6"]
+    ) == 0
+    assert al.read_pharaoh(out)[0][0] == {(0, 0), (1, 1), (2, 2)}
+
+
 def test_align_command_takes_a_prior(tmp_path, monkeypatch, capsys):
     _fixed_runs(tmp_path, monkeypatch)
     data = str(tmp_path / "pairs.tsv")

@@ -18,10 +18,15 @@
 # fraction 0 --test-fraction 0" (transductive: every pair trains the
 # heads, the pairs they then align included, as eflomal aligns the text
 # it learns from; the default keeps the golds' pairs out of training).
-# PRIOR_WEIGHTS (with HEADS, default "0.5"; "" for none) adds the
-# neural-plus-count hybrid: the heads' attention mixed with eflomal's link
-# rates counted on the whole training text (`align --prior-links`), argmax
-# links per weight, plus threshold links at 0.5 and the rates alone.
+# With HEADS, the neural-plus-count hybrid: the heads' attention mixed with
+# eflomal's link rates counted on the whole training text (`align
+# --prior-links`): argmax links at each weight of PRIOR_WEIGHTS (default
+# "0.7"), threshold links at each WEIGHT:THRESHOLD of PRIOR_THRESHOLDS
+# (default "0.4:0.5"), and the rates alone (weight 1); both "" for none.
+# Each hybrid row comes again with `--cognates` (the words' spelling
+# similarity in the prior too) unless COGNATES=0.
+# The defaults are the best of a grid on the 100-pair gold (weights 0.2-1,
+# thresholds 0.3-0.6) with the 30,000-pair heads.
 set -euo pipefail
 FRA=${1:-${FRA:-../shared/data/fra-eng/fra.txt}}
 D=${2:-runs/rare}
@@ -103,16 +108,26 @@ for gold in $GOLDS; do
     hybrid=()
     prior=(--prior-data "$D/text.txt" --prior-data-format anki
            --prior-links "$D/eflomal.align")
-    for w in ${PRIOR_WEIGHTS-0.5}; do
-        al "${prior[@]}" --prior-weight "$w" --out "$D/head_p${w}_$gold.align"
-        hybrid+=("hybrid $w argmax=$D/head_p${w}_$gold.align")
+    variants=("")
+    [ "${COGNATES:-1}" = 0 ] || variants+=(--cognates)
+    for v in "${variants[@]}"; do
+        name=hybrid; [ -z "$v" ] || name="hybrid+cognates"
+        for w in ${PRIOR_WEIGHTS-0.7}; do
+            f="$D/head${v#--}_p${w}_$gold.align"
+            al "${prior[@]}" $v --prior-weight "$w" --out "$f"
+            hybrid+=("$name $w argmax=$f")
+        done
+        for wt in ${PRIOR_THRESHOLDS-0.4:0.5}; do
+            w=${wt%:*}; t=${wt#*:}
+            f="$D/head${v#--}_p${w}_t${t}_$gold.align"
+            al "${prior[@]}" $v --prior-weight "$w" --links threshold \
+                --threshold "$t" --out "$f"
+            hybrid+=("$name $w threshold $t=$f")
+        done
     done
     if [ ${#hybrid[@]} -gt 0 ]; then
-        al "${prior[@]}" --prior-weight 0.5 --links threshold \
-            --out "$D/head_p0.5_t0.5_$gold.align"
         al "${prior[@]}" --prior-weight 1 --out "$D/rates_$gold.align"
-        hybrid+=("hybrid 0.5 threshold=$D/head_p0.5_t0.5_$gold.align"
-                 "link rates alone=$D/rates_$gold.align")
+        hybrid+=("link rates alone=$D/rates_$gold.align")
     fi
     buckets $gold eflomal="$D/eflomal_$gold.align" \
         "guided argmax=$D/head_$gold.align" \

@@ -37,6 +37,7 @@ from examples.nmt.whitespace import token_room
 from examples.nmt.whitespace import whitespace_attention
 from examples.nmt.whitespace import word_positions
 from keras_attention import alignment as al
+from keras_attention.checks import check_bool
 from keras_attention.checks import check_positive_int
 
 
@@ -233,6 +234,7 @@ def attention_word_links(
     output: str = "alignment",
     prior=None,
     prior_weight: float = ALIGN_DEFAULTS["prior_weight"],
+    cognates: bool = False,
 ) -> List[set]:
     """Hard links over whitespace words from teacher-forced attention.
 
@@ -245,7 +247,9 @@ def attention_word_links(
     (`word_positions` gives `None`) gets no links. With a `prior`
     (`keras_attention.alignment.LinkRates` of this direction), the
     links are those of `mix_prior(attention, prior.matrix(...),
-    prior_weight)` over the whitespace words.
+    prior_weight)` over the whitespace words; with `cognates`, the prior
+    matrix is the `np.maximum` of that and `orthographic_similarity`
+    (alone without `prior`).
 
     Args:
         seq2seq: A `keras_attention.seq2seq.Seq2Seq`.
@@ -265,18 +269,22 @@ def attention_word_links(
             Defaults to `"alignment"`.
         prior: Optional `LinkRates` (source words as its source).
         prior_weight: The prior's share in `[0, 1]`. Defaults to `0.5`.
+        cognates: Whether the prior holds the words' spelling similarity.
+            Defaults to `False`.
 
     Returns:
         A list of sets of `(source_word, target_word)` links.
     """
     batch_size = check_positive_int("batch_size", batch_size)
     al.hard_links(np.zeros((1, 1)), method, threshold)  # checks both
-    if prior is not None:
-        if not isinstance(prior, al.LinkRates):
-            raise TypeError(
-                "`prior` must be a keras_attention.alignment.LinkRates or "
-                f"None. Received: {type(prior).__name__}"
-            )
+    if prior is not None and not isinstance(prior, al.LinkRates):
+        raise TypeError(
+            "`prior` must be a keras_attention.alignment.LinkRates or None. "
+            f"Received: {type(prior).__name__}"
+        )
+    cognates = check_bool("cognates", cognates)
+    mixed = prior is not None or cognates
+    if mixed:
         al.mix_prior(np.zeros((1, 1)), np.zeros((1, 1)), prior_weight)
     bar = keras.utils.Progbar(len(pairs), unit_name="pair") if progress else None
     s_room = token_room(source_processor)
@@ -306,15 +314,26 @@ def attention_word_links(
                 weights = weights[1:]
                 t_pos = [[p for p in w if p < len(weights)] for w in t_pos]
             matrix = whitespace_attention(weights, s_pos, t_pos)
-            if prior is not None:
+            if mixed:
                 matrix = al.mix_prior(
-                    matrix, prior.matrix(source.split(), target.split()),
+                    matrix, _prior_matrix(prior, cognates, source, target),
                     prior_weight,
                 )
             out.append(al.hard_links(matrix, method, threshold))
         if bar is not None:
             bar.add(len(chunk))
     return out
+
+
+def _prior_matrix(prior, cognates, source, target):
+    """The `(target_words, source_words)` prior of a pair: link rates,
+    spelling similarity, or their maximum."""
+    s_words, t_words = source.split(), target.split()
+    matrix = None if prior is None else prior.matrix(s_words, t_words)
+    if cognates:
+        similar = al.orthographic_similarity(s_words, t_words)
+        matrix = similar if matrix is None else np.maximum(matrix, similar)
+    return matrix
 
 
 def align_run(
@@ -329,6 +348,7 @@ def align_run(
     threshold: float = ALIGN_DEFAULTS["threshold"],
     prior=None,
     prior_weight: float = ALIGN_DEFAULTS["prior_weight"],
+    cognates: bool = False,
 ) -> List[set]:
     """Links of a trained run on raw pairs, optionally symmetrized.
 
@@ -347,9 +367,10 @@ def align_run(
             Defaults to `False`.
         method, threshold: The hard links of each direction (see
             `attention_word_links`). Default to argmax links.
-        prior, prior_weight: A lexical prior (`LinkRates`, source ->
-            target: the reverse run reads it transposed) mixed into each
-            direction's attention (see `attention_word_links`).
+        prior, prior_weight, cognates: A lexical prior (`LinkRates`,
+            source -> target: the reverse run reads it transposed) and the
+            spelling similarity, mixed into each direction's attention
+            (see `attention_word_links`).
 
     Returns:
         A list of sets of `(source_word, target_word)` links.
@@ -364,6 +385,7 @@ def align_run(
         links = attention_word_links(
             seq2seq, source, target, pairs, batch_size, progress, shift,
             method, threshold, prior=prior, prior_weight=prior_weight,
+            cognates=cognates,
         )
     if reverse_run is not None:
         seq2seq, source, target, _ = run_lib.load_trained(reverse_run)
@@ -371,7 +393,7 @@ def align_run(
             seq2seq, source, target, [(t, s) for s, t in pairs],
             batch_size, progress, shift, method, threshold,
             prior=None if prior is None else prior.transposed(),
-            prior_weight=prior_weight,
+            prior_weight=prior_weight, cognates=cognates,
         )
         reverse = [al.transpose_links(x) for x in reverse]
     if reverse is None:

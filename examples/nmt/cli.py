@@ -146,6 +146,7 @@ def cmd_align(args):
         progress=len(corpus) >= 1000 and not args.quiet,
         shift=args.shift, method=args.links, threshold=args.threshold,
         prior=prior, prior_weight=args.prior_weight,
+        cognates=args.cognates,
     )
     seconds = time.perf_counter() - start
     al.write_pharaoh(args.out, links)
@@ -240,6 +241,11 @@ def add_alignment_commands(sub):
     p.add_argument(
         "--prior-data-format", default="auto", choices=DATA_FORMATS,
         help="format of --prior-data (default: %(default)s)",
+    )
+    p.add_argument(
+        "--cognates", action="store_true",
+        help="add the words' spelling similarity (character bigrams) to "
+        "the prior, for cognates, names and numbers; needs no links",
     )
     p.add_argument(
         "--prior-weight", type=float,

@@ -8,9 +8,10 @@
   `symal`.
 - `read_pharaoh`, `write_pharaoh`, `parse_pharaoh`, `format_pharaoh`.
 - `alignment_scores`: AER, precision, recall (Och & Ney, 2003).
-- `LinkRates`, `mix_prior`, `word_key`: a lexical prior counted on a
-  corpus's reference links, mixed into the attention (a neural-plus-count
-  hybrid for rare words).
+- `LinkRates`, `orthographic_similarity`, `mix_prior`, `word_key`: a
+  lexical prior counted on a corpus's reference links and one from the
+  words' spelling, mixed into the attention (a neural-plus-count hybrid
+  for rare words).
 - `GuidedAlignmentLoss`, `links_to_matrix`: supervise attention weights with
   reference links in `model.fit`.
 
@@ -22,6 +23,7 @@ from keras_attention.alignment.guided_loss import GuidedAlignmentLoss
 from keras_attention.alignment.guided_loss import links_to_matrix
 from keras_attention.alignment.lexical import LinkRates
 from keras_attention.alignment.lexical import mix_prior
+from keras_attention.alignment.lexical import orthographic_similarity
 from keras_attention.alignment.lexical import word_key
 from keras_attention.alignment.links import attention_links
 from keras_attention.alignment.links import hard_links
@@ -48,6 +50,7 @@ __all__ = [
     "hard_links",
     "links_to_matrix",
     "mix_prior",
+    "orthographic_similarity",
     "parse_pharaoh",
     "read_pharaoh",
     "symmetrize",

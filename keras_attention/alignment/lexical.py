@@ -18,6 +18,10 @@ attention before hard links are taken.
 - `LinkRates.matrix(source_words, target_words)`: the `(target_words,
   source_words)` rates of one pair's whitespace words, the layout of
   `keras_attention.alignment.word_attention`.
+- `orthographic_similarity(source_words, target_words)`: the Dice
+  coefficient of the words' character bigrams, a prior for the cognates,
+  names and numbers no count has seen (`parlementaire`/`parliamentary`);
+  `np.maximum` of it and the rates is a prior for both.
 - `mix_prior(attention, prior, weight)`: `(1 - weight) * attention +
   weight * prior`, then `hard_links` as for attention.
 
@@ -43,6 +47,7 @@ import numpy as np
 
 from keras_attention.checks import check_float
 from keras_attention.checks import check_links
+from keras_attention.checks import check_positive_int
 from keras_attention.typing import ArrayLike
 
 
@@ -201,6 +206,61 @@ class LinkRates:
     @classmethod
     def from_config(cls, config: dict) -> "LinkRates":
         return cls({(s, t): float(r) for s, t, r in config["rates"]})
+
+
+def _bigrams(key: str) -> set:
+    return {key[i : i + 2] for i in range(len(key) - 1)}
+
+
+def orthographic_similarity(
+    source_words: Sequence[str],
+    target_words: Sequence[str],
+    min_similarity: float = 0.5,
+    min_length: int = 4,
+) -> np.ndarray:
+    """How alike the spellings of two sentences' words are.
+
+    The Dice coefficient of the character bigrams of the two `word_key`s,
+    `2 |B(s) & B(t)| / (|B(s)| + |B(t)|)`: 1 for the same word (a name, a
+    number), about 0.7 for `commandements`/`commandments`; values below
+    `min_similarity` are 0, and so is every pair with a word shorter than
+    `min_length` characters that is not the same word (short words share
+    bigrams by chance: `les`/`less`).
+
+    Args:
+        source_words: The source sentence's whitespace words.
+        target_words: The target sentence's.
+        min_similarity: The smallest similarity kept, in `[0, 1]`.
+            Defaults to `0.5`.
+        min_length: The shortest word (characters of its key) compared by
+            its bigrams. Defaults to `4`.
+
+    Returns:
+        The `(len(target_words), len(source_words))` similarities, the
+        layout of `LinkRates.matrix`.
+
+    >>> orthographic_similarity(["Paris", "les", "1933."],
+    ...                         ["paris", "less", "1933"]).tolist()
+    [[1.0, 0.0, 0.0], [0.0, 0.0, 0.0], [0.0, 0.0, 1.0]]
+    """
+    min_similarity = check_float(
+        "min_similarity", min_similarity, low=0.0, high=1.0
+    )
+    min_length = check_positive_int("min_length", min_length)
+    s_keys = [word_key(w) for w in source_words]
+    t_keys = [word_key(w) for w in target_words]
+    s_grams = [_bigrams(k) for k in s_keys]
+    out = np.zeros((len(t_keys), len(s_keys)), dtype="float64")
+    for j, t in enumerate(t_keys):
+        t_grams = _bigrams(t)
+        for i, s in enumerate(s_keys):
+            if s == t:
+                out[j, i] = 1.0
+            elif min(len(s), len(t)) >= min_length:
+                both = len(t_grams & s_grams[i])
+                value = 2.0 * both / (len(t_grams) + len(s_grams[i]))
+                out[j, i] = value if value >= min_similarity else 0.0
+    return out
 
 
 def mix_prior(
