@@ -284,6 +284,44 @@ def test_cognates_prior_needs_no_links(tmp_path, monkeypatch):
     assert al.read_pharaoh(out)[0][0] == {(0, 0), (1, 1), (2, 2)}
 
 
+def test_max_tokens_aligns_what_the_runs_cut_leaves_out(
+    tmp_path, monkeypatch
+):
+    from examples.nmt import run as run_lib
+
+    run_dir = str(tmp_path / "run")
+    os.makedirs(run_dir)
+    words = list(text_lib.RESERVED_TOKENS) + ["a", "b", "c", "x", "y", "z"]
+    for name in ("source_vocab.txt", "target_vocab.txt"):
+        text_lib.save_vocabulary(words, os.path.join(run_dir, name))
+    # The run's cut: 4 tokens, [START] x y [END] on the target side.
+    text_config = config_lib.TextConfig(max_tokens=4)
+    monkeypatch.setattr(
+        run_lib, "load_trained",
+        lambda path: (
+            _FixedAttention(), *run_lib.make_processors(path, text_config),
+            (None, text_config, None, None),
+        ),
+    )
+    pairs = [("a b c", "x y z")]
+    cut = align.align_run(run_dir, pairs)
+    whole = align.align_run(run_dir, pairs, max_tokens=16)
+    # z (target word 2) is cut: no link; read whole, every word has one.
+    assert sorted(j for _, j in cut[0]) == [0, 1]
+    assert sorted(j for _, j in whole[0]) == [0, 1, 2]
+    with pytest.raises(ValueError, match="max_tokens"):
+        align.align_run(run_dir, pairs, max_tokens=0)
+    with pytest.raises(ValueError, match="max_tokens.*at least 3"):
+        align.align_run(run_dir, pairs, max_tokens=2)
+    out = str(tmp_path / "out.align")
+    data = str(tmp_path / "pairs.tsv")
+    with open(data, "w", encoding="utf-8") as f:
+        f.write("a b c\tx y z\n")
+    assert cli.main(["align", "--run", run_dir, "--data", data, "--out", out,
+                     "--quiet", "--max-tokens", "16"]) == 0
+    assert al.read_pharaoh(out)[0][0] == whole[0]
+
+
 def test_align_command_takes_a_prior(tmp_path, monkeypatch, capsys):
     _fixed_runs(tmp_path, monkeypatch)
     data = str(tmp_path / "pairs.tsv")

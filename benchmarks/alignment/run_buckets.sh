@@ -35,6 +35,9 @@ EPOCHS=${EPOCHS:-4}
 G=benchmarks/data
 GOLDS="fra_eng_gold fra_eng_rare_gold"
 PY="nice -n 10 ${PY:-.venv/bin/python}"
+# The longest token sequence `align` reads (the runs train on 64): the
+# words of the longest gold pairs get links too.
+MAX_TOKENS=${MAX_TOKENS:-128}
 export PYTHONPATH=$PWD TF_CPP_MIN_LOG_LEVEL=2
 mkdir -p "$D"
 
@@ -101,6 +104,7 @@ for gold in $GOLDS; do
     sed -n "${start},$((start + n - 1))p" "$D/eflomal.align" \
         > "$D/eflomal_$gold.align"
     al() { $PY -m examples.nmt align --data $G/$gold/pairs.tsv --quiet \
+        --max-tokens "$MAX_TOKENS" \
         --run "$D/head_fr_en" --reverse-run "$D/head_en_fr" "$@"; }
     al --out "$D/head_$gold.align"
     al --links threshold --threshold 0.5 --out "$D/head_t0.5_$gold.align"

@@ -21,6 +21,9 @@ W=${COGNATE_WEIGHT:-0.5}
 G=benchmarks/data
 GOLDS="fra_eng_gold fra_eng_rare_gold"
 PY="nice -n 10 ${PY:-.venv/bin/python}"
+# The longest token sequence `align` reads (the runs train on 64): the
+# words of the longest gold pairs get links too.
+MAX_TOKENS=${MAX_TOKENS:-128}
 export PYTHONPATH=$PWD TF_CPP_MIN_LOG_LEVEL=2
 
 # The text shuffled as run_buckets.sh shuffles it (the golds first).
@@ -49,6 +52,7 @@ for gold in $GOLDS; do
     hyps=()
     for s in $SEEDS; do
         al() { $PY -m examples.nmt align --data $G/$gold/pairs.tsv --quiet \
+        --max-tokens "$MAX_TOKENS" \
             --run "$D/lex_fr_en_s$s" --reverse-run "$D/lex_en_fr_s$s" "$@"; }
         al --out "$D/lex_s${s}_$gold.align"
         al --cognates --prior-weight "$W" --out "$D/lexcog_s${s}_$gold.align"

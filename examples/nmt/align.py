@@ -22,6 +22,7 @@
   step that predicts it.
 """
 
+import dataclasses
 from typing import List
 from typing import Sequence
 from typing import Tuple
@@ -349,6 +350,7 @@ def align_run(
     prior=None,
     prior_weight: float = ALIGN_DEFAULTS["prior_weight"],
     cognates: bool = False,
+    max_tokens: int = None,
 ) -> List[set]:
     """Links of a trained run on raw pairs, optionally symmetrized.
 
@@ -371,24 +373,41 @@ def align_run(
             source -> target: the reverse run reads it transposed) and the
             spelling similarity, mixed into each direction's attention
             (see `attention_word_links`).
+        max_tokens: The longest token sequence each run reads, `[START]`
+            and `[END]` included; defaults to the run's own (its training
+            cut, `TextConfig.max_tokens`). The recurrent models read any
+            length: a larger value aligns the words of long sentences
+            that the run's cut would leave without links.
 
     Returns:
         A list of sets of `(source_word, target_word)` links.
     """
     from examples.nmt import run as run_lib
 
+    if max_tokens is not None:
+        max_tokens = check_positive_int("max_tokens", max_tokens)
+
+    def load(path):
+        seq2seq, source, target, configs = run_lib.load_trained(path)
+        if max_tokens is not None:
+            text_config = dataclasses.replace(
+                configs[1], max_tokens=max_tokens
+            )
+            source, target = run_lib.make_processors(path, text_config)
+        return seq2seq, source, target
+
     if run_dir is None and reverse_run is None:
         raise ValueError("Give `run_dir`, `reverse_run` or both.")
     links = reverse = None
     if run_dir is not None:
-        seq2seq, source, target, _ = run_lib.load_trained(run_dir)
+        seq2seq, source, target = load(run_dir)
         links = attention_word_links(
             seq2seq, source, target, pairs, batch_size, progress, shift,
             method, threshold, prior=prior, prior_weight=prior_weight,
             cognates=cognates,
         )
     if reverse_run is not None:
-        seq2seq, source, target, _ = run_lib.load_trained(reverse_run)
+        seq2seq, source, target = load(reverse_run)
         reverse = attention_word_links(
             seq2seq, source, target, [(t, s) for s, t in pairs],
             batch_size, progress, shift, method, threshold,

@@ -146,7 +146,7 @@ def cmd_align(args):
         progress=len(corpus) >= 1000 and not args.quiet,
         shift=args.shift, method=args.links, threshold=args.threshold,
         prior=prior, prior_weight=args.prior_weight,
-        cognates=args.cognates,
+        cognates=args.cognates, max_tokens=args.max_tokens,
     )
     seconds = time.perf_counter() - start
     al.write_pharaoh(args.out, links)
@@ -256,6 +256,11 @@ def add_alignment_commands(sub):
     p.add_argument(
         "--batch-size", type=int,
         default=config_lib.ALIGN_DEFAULTS["batch_size"],
+    )
+    p.add_argument(
+        "--max-tokens", type=int, default=None,
+        help="longest token sequence read (default: the run's training "
+        "cut); larger aligns every word of long sentences",
     )
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.add_argument(
