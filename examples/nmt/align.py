@@ -32,6 +32,7 @@ import numpy as np
 
 from examples.nmt.config import ALIGN_DEFAULTS
 from examples.nmt.corpus import pretokenize
+from examples.nmt.align_prior import prior_matrix
 from examples.nmt.whitespace import piece_counts
 from examples.nmt.whitespace import token_links  # noqa: F401
 from examples.nmt.whitespace import token_room
@@ -317,24 +318,13 @@ def attention_word_links(
             matrix = whitespace_attention(weights, s_pos, t_pos)
             if mixed:
                 matrix = al.mix_prior(
-                    matrix, _prior_matrix(prior, cognates, source, target),
+                    matrix, prior_matrix(prior, cognates, source, target),
                     prior_weight,
                 )
             out.append(al.hard_links(matrix, method, threshold))
         if bar is not None:
             bar.add(len(chunk))
     return out
-
-
-def _prior_matrix(prior, cognates, source, target):
-    """The `(target_words, source_words)` prior of a pair: link rates,
-    spelling similarity, or their maximum."""
-    s_words, t_words = source.split(), target.split()
-    matrix = None if prior is None else prior.matrix(s_words, t_words)
-    if cognates:
-        similar = al.orthographic_similarity(s_words, t_words)
-        matrix = similar if matrix is None else np.maximum(matrix, similar)
-    return matrix
 
 
 def align_run(
@@ -421,43 +411,3 @@ def align_run(
         return reverse
     return al.symmetrize_corpus(links, reverse, symmetrize)
 
-
-def corpus_link_rates(
-    data, links_path: str, data_format: str = "auto",
-    direction: str = "to-english",
-):
-    """The `LinkRates` of a corpus file and a Pharaoh file of its links.
-
-    Args:
-        data: The pairs, as the `align` command's `--data` (one file or
-            two line-aligned files); every line must be a pair.
-        links_path: One line of links per pair (e.g. `reference-align`'s
-            output), source word first; sure and possible links both
-            count.
-        data_format, direction: As `data.load_corpus`.
-
-    Returns:
-        A `keras_attention.alignment.LinkRates` (source -> target).
-    """
-    from examples.nmt import data as data_lib
-
-    corpus = data_lib.load_corpus(
-        data, data_format=data_format, direction=direction
-    )
-    if corpus.skipped:
-        raise ValueError(
-            "Every line of the prior's pairs must be a pair (its links are "
-            f"one line per pair). Received: {corpus.skipped} malformed "
-            f"lines ({dict(corpus.reasons)}) in {data}"
-        )
-    lines = al.read_pharaoh(links_path)
-    if len(lines) != len(corpus.pairs):
-        raise ValueError(
-            "The prior's links must have one line per pair. Received: "
-            f"{len(lines)} lines in {links_path}, {len(corpus.pairs)} pairs "
-            f"in {data}"
-        )
-    return al.LinkRates.from_links(
-        [s for s, _ in corpus.pairs], [t for _, t in corpus.pairs],
-        [sure | possible for sure, possible in lines],
-    )

@@ -110,6 +110,7 @@ def cmd_demo(args):
 
 def cmd_align(args):
     from examples.nmt import align as align_lib
+    from examples.nmt import align_prior
     from examples.nmt import data as data_lib
     from keras_attention import alignment as al
 
@@ -127,7 +128,7 @@ def cmd_align(args):
         al.symmetrize(set(), set(), args.symmetrize)
     prior = None
     if args.prior_links:
-        prior = align_lib.corpus_link_rates(
+        prior = align_prior.corpus_link_rates(
             args.prior_data or args.data, args.prior_links,
             data_format=(
                 args.prior_data_format if args.prior_data else args.data_format
