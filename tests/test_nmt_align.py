@@ -148,15 +148,7 @@ def test_threshold_links_keep_every_weight_above_the_threshold(tmp_path):
 
 
 def test_shift_applies_to_the_reverse_run(tmp_path, monkeypatch):
-    from examples.nmt import run as run_lib
-
-    path = _vocab(tmp_path, ["a", "b", "c", "x", "y", "z"])
-    source = text_lib.TextProcessor(path, add_start=False)
-    target = text_lib.TextProcessor(path)
-    monkeypatch.setattr(
-        run_lib, "load_trained",
-        lambda run_dir: (_FixedAttention(), source, target, None),
-    )
+    _fixed_runs(tmp_path, monkeypatch)
     pairs = [("a b c", "x y z")]
     diagonal = [{(0, 0), (1, 1), (2, 2)}]
     # The reverse run reads "x y z" -> "a b c"; its links are transposed.
