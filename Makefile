@@ -30,8 +30,9 @@ $(VENV)/.backends: $(STAMP)
 	touch $@
 
 # The optional tool sets: building and checking the distributions, the docs
-# site, the linter (extras of pyproject.toml).
-$(VENV)/.release $(VENV)/.docs $(VENV)/.lint: $(VENV)/.%: $(STAMP)
+# site, the linter, eflomal for reference alignments and the alignment
+# benchmarks (extras of pyproject.toml).
+$(VENV)/.release $(VENV)/.docs $(VENV)/.lint $(VENV)/.align: $(VENV)/.%: $(STAMP)
 	$(PY) -m pip install --quiet -e ".[$*]"
 	touch $@
 
