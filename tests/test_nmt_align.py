@@ -372,6 +372,27 @@ def test_align_command_takes_a_prior(tmp_path, monkeypatch, capsys):
     assert "weight" in capsys.readouterr().err
 
 
+def test_align_command_shows_progress_on_large_corpora(
+    tmp_path, monkeypatch, capsys
+):
+    """1,000 pairs and more get a progress bar (pairs done of the total)
+    unless --quiet; every run prints its throughput."""
+    _fixed_runs(tmp_path, monkeypatch)
+    data = str(tmp_path / "pairs.tsv")
+    out = str(tmp_path / "out.align")
+    base = ["align", "--run", "fwd", "--data", data, "--out", out]
+    for count, quiet, bar in ((1200, False, True), (1200, True, False),
+                              (999, False, False)):
+        with open(data, "w", encoding="utf-8") as f:
+            f.write("a b c\tx y z\n" * count)
+        assert cli.main(base + (["--quiet"] if quiet else [])) == 0
+        printed = capsys.readouterr().out
+        assert (f"{count}/{count}" in printed) == bar, printed
+        assert f"{count} pairs, {3 * count} links" in printed
+        assert "pairs/s)" in printed
+        assert len(al.read_pharaoh(out)) == count
+
+
 # ----------------------------------------------------------------------
 # Guided alignment through the pipeline.
 

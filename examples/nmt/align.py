@@ -259,7 +259,7 @@ def attention_word_links(
         target_processor: The run's target `text.TextProcessor`.
         pairs: Sequence of raw `(source, target)` strings.
         batch_size: Pairs per model call. Defaults to `256`.
-        progress: Whether to show a `keras.utils.Progbar` on stderr.
+        progress: Whether to show a `keras.utils.Progbar` on stdout.
             Defaults to `False`.
         shift: Whether target piece `p` takes the attention row `p + 1`
             (the step whose input is piece `p`, "Shift-Att") instead of
