@@ -20,11 +20,10 @@ B=benchmarks/alignment
 TRANSDUCTIVE="--validation-fraction 0 --test-fraction 0"
 
 echo "== run R2: $D"
-if [ -f "$D/eflomal.align" ]; then
-    SKIP_PREP=1 HEADS=1 $B/run_buckets.sh "$FRA" "$D"
-else
-    HEADS=1 $B/run_buckets.sh "$FRA" "$D"
-fi
+# R2's text and eflomal links are made once (run_buckets.sh skips its
+# preparation when SKIP_PREP is not empty).
+prep=""; [ ! -f "$D/eflomal.align" ] || prep=1
+SKIP_PREP=$prep HEADS=1 $B/run_buckets.sh "$FRA" "$D"
 for run in T:tr:30000 E:all:1000000; do
     IFS=: read -r name suffix n <<< "$run"
     out="${D}_$suffix"
