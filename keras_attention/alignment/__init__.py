@@ -1,6 +1,7 @@
 """Attention as word alignment: extract, symmetrize, export, score, supervise.
 
-- `word_groups`, `word_attention`, `word_links_to_token_links`: from
+- `word_groups`, `word_attention`, `group_attention`,
+  `word_links_to_token_links`: from
   sub-word (WordPiece `##`, SentencePiece `▁`) attention to words and back.
 - `hard_links`, `attention_links`, `transpose_links`: `argmax` or
   `threshold` links `(source, target)`.
@@ -34,6 +35,7 @@ from keras_attention.alignment.pharaoh import read_pharaoh
 from keras_attention.alignment.pharaoh import write_pharaoh
 from keras_attention.alignment.scoring import alignment_scores
 from keras_attention.alignment.subwords import DEFAULT_SPECIAL_TOKENS
+from keras_attention.alignment.subwords import group_attention
 from keras_attention.alignment.subwords import word_attention
 from keras_attention.alignment.subwords import word_groups
 from keras_attention.alignment.subwords import word_links_to_token_links
@@ -47,6 +49,7 @@ __all__ = [
     "alignment_scores",
     "attention_links",
     "format_pharaoh",
+    "group_attention",
     "hard_links",
     "links_to_matrix",
     "mix_prior",

@@ -186,14 +186,61 @@ def word_attention(
             f"{weights.shape}, {len(target_tokens)} target tokens and "
             f"{len(source_tokens)} source tokens"
         )
-    source_words = word_groups(source_tokens, scheme, special_tokens)
-    target_words = word_groups(target_tokens, scheme, special_tokens)
-    out = np.zeros((len(target_words), len(source_words)))
-    for j, s_pieces in enumerate(source_words):
+    return group_attention(
+        weights,
+        word_groups(source_tokens, scheme, special_tokens),
+        word_groups(target_tokens, scheme, special_tokens),
+    )
+
+
+def group_attention(
+    weights: ArrayLike, source_groups: Sequence, target_groups: Sequence
+) -> np.ndarray:
+    """Attention `(target_groups, source_groups)` between groups of tokens
+    (words): `A[i, j] = mean_{t in target_groups[i]} sum_{s in
+    source_groups[j]} weights[t, s]` (see `word_attention`).
+
+    Args:
+        weights: `(T, S)` attention over tokens.
+        source_groups: For each source word, the list of its column
+            indices (`word_groups`); an empty list is a word with no token
+            (cut off), whose column is all zeros.
+        target_groups: For each target word, the list of its row indices;
+            an empty list gives a row of zeros.
+
+    Returns:
+        A float64 numpy array `(len(target_groups), len(source_groups))`.
+
+    Raises:
+        ValueError: if `weights` is not 2-D or a group names a row or
+            column it does not have.
+    """
+    weights = np.asarray(weights, dtype=np.float64)
+    if weights.ndim != 2:
+        raise ValueError(
+            "`weights` must be a 2-D (T, S) array. "
+            f"Received: weights.shape={weights.shape}"
+        )
+    for name, groups, size in (
+        ("source_groups", source_groups, weights.shape[1]),
+        ("target_groups", target_groups, weights.shape[0]),
+    ):
+        for k, group in enumerate(groups):
+            if any(not 0 <= int(i) < size for i in group):
+                raise ValueError(
+                    f"`{name}[{k}]` names a position outside the "
+                    f"{size} of `weights` {weights.shape}. Received: "
+                    f"{name}[{k}]={list(group)}"
+                )
+    out = np.zeros((len(target_groups), len(source_groups)))
+    for j, s_pieces in enumerate(source_groups):
+        if not len(s_pieces):
+            continue
         # (T, ) summed weight of every target token on source word j.
-        column = weights[:, s_pieces].sum(axis=1)
-        for i, t_pieces in enumerate(target_words):
-            out[i, j] = column[t_pieces].mean()
+        column = weights[:, list(s_pieces)].sum(axis=1)
+        for i, t_pieces in enumerate(target_groups):
+            if len(t_pieces):
+                out[i, j] = column[list(t_pieces)].mean()
     return out
 
 

@@ -16,6 +16,10 @@ import numpy as np
 import tensorflow as tf
 
 
+# Shuffle buffer of a `tf.data` corpus of unknown size, in pairs.
+SHUFFLE_BUFFER = 100_000
+
+
 def _flat_links(links: Any):
     """Ragged token links as a flat `(N, 2)` `[row, column]` array and row
     splits (`links[i]` is `flat[splits[i]:splits[i + 1]]`)."""
@@ -83,24 +87,34 @@ def make_dataset(
 
     Args:
         corpus: An object with `pairs`, a list of `(source, target)`
-            strings.
+            strings, or a `tf.data.Dataset` of `(source, target)` string
+            scalars (shuffled in a buffer of its size, or of
+            `SHUFFLE_BUFFER` pairs where its size is unknown).
         source_processor: The source tokenizer (`tokenize(strings)`:
             ragged ids with `[END]`; `max_tokens`).
         target_processor: The target tokenizer (ids with `[START]` and
             `[END]`).
         batch_size: Pairs per batch.
     """
-    sources = [s for s, _ in corpus.pairs]
-    targets = [t for _, t in corpus.pairs]
-    ds = tf.data.Dataset.from_tensor_slices(
-        (
-            tf.constant(sources, tf.string),
-            tf.constant(targets, tf.string),
-            tf.range(len(sources), dtype=tf.int64),
+    if isinstance(corpus, tf.data.Dataset):
+        ds = corpus.enumerate().map(lambda i, pair: (pair[0], pair[1], i))
+        size = int(corpus.cardinality())
+        buffer = size if size > 0 else SHUFFLE_BUFFER
+    else:
+        sources = [s for s, _ in corpus.pairs]
+        targets = [t for _, t in corpus.pairs]
+        ds = tf.data.Dataset.from_tensor_slices(
+            (
+                tf.constant(sources, tf.string),
+                tf.constant(targets, tf.string),
+                tf.range(len(sources), dtype=tf.int64),
+            )
         )
-    )
+        buffer = len(sources)
     if shuffle:
-        ds = ds.shuffle(len(sources), seed=seed, reshuffle_each_iteration=True)
+        ds = ds.shuffle(
+            max(buffer, 1), seed=seed, reshuffle_each_iteration=True
+        )
     if repeat:
         ds = ds.repeat()
 

@@ -1,0 +1,72 @@
+"""`Translator.export`: the string-to-string SavedModel of a translator.
+
+TensorFlow: `keras_attention.seq2seq.serving.TranslatorModule` over the
+model and the framed tokenizers. On the JAX and PyTorch backends the
+translator goes through a `.keras` file to a TensorFlow process, which
+exports it.
+"""
+
+from typing import Any
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+import keras
+
+_EXPORT_SCRIPT = """
+import json, sys
+import keras, keras_attention
+translator = keras.models.load_model(sys.argv[1])
+translator.export(sys.argv[2], **json.loads(sys.argv[3]))
+"""
+
+
+def export(translator: Any, path: str, **options: Any) -> str:
+    """Exports `translator` to the SavedModel directory `path`; returns
+    `path`. `options` go to `TranslatorModule`.
+
+    Raises:
+        ValueError: for options that are not JSON values on a backend other
+            than TensorFlow (they cross to a TensorFlow process).
+        RuntimeError: if that process fails (its error output included).
+    """
+    if keras.config.backend() == "tensorflow":
+        from keras_attention.seq2seq.serving import TranslatorModule
+        from keras_attention.seq2seq.serving import export_saved_model
+
+        source, target = translator.framed_tokenizers
+        module = TranslatorModule(
+            translator.seq2seq,
+            source,
+            target,
+            max_output_tokens=translator.max_tokens,
+            **options,
+        )
+        return export_saved_model(module, path)
+    try:
+        encoded = json.dumps(options)
+    except TypeError as e:
+        raise ValueError(
+            f"On the {keras.config.backend()} backend, `export` options "
+            f"must be JSON values (they go to a TensorFlow process): {e}"
+        ) from None
+    with tempfile.TemporaryDirectory() as tmp:
+        saved = os.path.join(tmp, "translator.keras")
+        translator.save(saved)
+        env = dict(os.environ, KERAS_BACKEND="tensorflow")
+        done = subprocess.run(
+            [sys.executable, "-c", _EXPORT_SCRIPT, saved, path, encoded],
+            env=env,
+            capture_output=True,
+            text=True,
+        )
+    if done.returncode:
+        raise RuntimeError(
+            f"Exporting from the {keras.config.backend()} backend runs a "
+            "TensorFlow process (KERAS_BACKEND=tensorflow), which failed:\n"
+            + done.stderr[-3000:]
+        )
+    return path
