@@ -616,11 +616,11 @@ TENSORFLOW_MODULES = {
     "seq2seq/dataset.py",
     "seq2seq/fused_adam.py",
     "seq2seq/tokens.py",
-    "seq2seq/serving/export.py",
-    "seq2seq/serving/serving_ops.py",
-    "seq2seq/serving/tokenizer.py",
-    "seq2seq/serving/translator.py",
-    "seq2seq/web/translator.py",
+    "serving/export.py",
+    "serving/serving_ops.py",
+    "serving/tokenizer.py",
+    "serving/translator.py",
+    "web/translator.py",
 }
 
 

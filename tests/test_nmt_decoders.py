@@ -23,13 +23,13 @@ import pytest
 tf = pytest.importorskip("tensorflow")
 pytest.importorskip("tensorflow_text")
 
-from keras_attention.seq2seq import serving  # noqa: E402
+from keras_attention import serving  # noqa: E402
 from examples.nmt import cli  # noqa: E402
 from examples.nmt import export as export_lib  # noqa: E402
 from examples.nmt import run as run_lib  # noqa: E402
-from keras_attention.seq2seq.serving import serving_ops  # noqa: E402
+from keras_attention.serving import serving_ops  # noqa: E402
 from examples.nmt import text as text_lib  # noqa: E402
-from keras_attention.seq2seq.serving import TranslatorModule  # noqa: E402
+from keras_attention.serving import TranslatorModule  # noqa: E402
 from keras_attention import decoding  # noqa: E402
 from tests import tiny_runs  # noqa: E402
 

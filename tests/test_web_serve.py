@@ -1,4 +1,4 @@
-"""The local web page (`keras_attention.seq2seq.web`) on a tiny exported
+"""The local web page (`keras_attention.web`) on a tiny exported
 model, through real HTTP requests on the loopback interface."""
 
 import http.client
@@ -10,9 +10,9 @@ import time
 import numpy as np
 import pytest
 
-from keras_attention.seq2seq import web
-from keras_attention.seq2seq.web import server as web_server
-from keras_attention.seq2seq.web.translator import hypothesis_json
+from keras_attention import web
+from keras_attention.web import server as web_server
+from keras_attention.web.translator import hypothesis_json
 from tests import tiny_runs
 from tests import web_model
 

@@ -8,8 +8,8 @@ import contextlib
 @contextlib.contextmanager
 def running_server(path):
     """Yields the base URL of the page for the SavedModel at `path`."""
-    from keras_attention.seq2seq import web
-    from keras_attention.seq2seq.web.translator import SavedModelTranslator
+    from keras_attention import web
+    from keras_attention.web.translator import SavedModelTranslator
 
     translator = SavedModelTranslator(path)
     server = web.make_server(translator.translate, 0, info={"title": "tiny"})

@@ -17,7 +17,7 @@ import tempfile
 from examples.g2p import evaluate as eval_lib
 from examples.g2p import text as text_lib
 from examples.g2p import train as train_lib
-from keras_attention.seq2seq import serving as serving
+from keras_attention import serving as serving
 
 
 def epoch_seconds(run_dir):

@@ -175,7 +175,7 @@ def run_main(parser, argv=None, debug_variable="NMT_DEBUG"):
 
 def add_serve_command(sub, func, shows):
     """`serve --model RUN_OR_SAVED_MODEL [--port N]`: the local web page of
-    a run or a SavedModel (`keras_attention.seq2seq.web`); `shows` ends the
+    a run or a SavedModel (`keras_attention.web`); `shows` ends the
     help line (what the page shows), `func` runs the command."""
     p = sub.add_parser("serve", help=f"a web page on 127.0.0.1: {shows}")
     p.add_argument(

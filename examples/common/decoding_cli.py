@@ -1,7 +1,7 @@
 """The decoding flags of the examples' `export` and `translate` commands.
 
 Shared by `python -m examples.nmt` and `python -m examples.g2p` (both
-export `keras_attention.seq2seq.serving.TranslatorModule`):
+export `keras_attention.serving.TranslatorModule`):
 
 - `export_option_arguments`: `--ensemble`, `--coverage-penalty`,
   `--replace-unknown`, `--tfa-convention`, `--xla`, stored in the
@@ -107,7 +107,7 @@ def _decoder(args, path):
     """`(translate_fn, hypotheses per input)` of the parsed flags."""
     import tensorflow as tf
 
-    from keras_attention.seq2seq import serving as export_lib
+    from keras_attention import serving as export_lib
 
     sampling = {
         "temperature": args.temperature, "top_k": args.top_k,
@@ -180,7 +180,7 @@ def translate_texts(args, texts):
         `[(input, [hypothesis dicts of `serving.translate_all`, with
         `score`])]`.
     """
-    from keras_attention.seq2seq import serving
+    from keras_attention import serving
 
     translate_fn, per_text = _decoder(
         args, serving.resolve_saved_model(args.model)

@@ -20,8 +20,8 @@ from examples.common import demo as demo_steps
 from examples.common.cli import DEFAULT_BEAM_WIDTH
 from examples.g2p import evaluate as eval_lib
 from examples.g2p import train as train_lib
-from keras_attention.seq2seq import serving
-from keras_attention.seq2seq.serving import translate_all
+from keras_attention import serving
+from keras_attention.serving import translate_all
 
 # Words of the held-out test split are added to these, which CMUdict lacks.
 INVENTED_WORDS = ("keras", "tensorflow", "attentional", "blorfing")

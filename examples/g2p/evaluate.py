@@ -1,7 +1,7 @@
 """Evaluation of a G2P model: word and phone error rates, monotonicity.
 
 `evaluate` pronounces every word of a lexicon split with a `translate_fn`
-(an exported SavedModel's signature, see `keras_attention.seq2seq.serving`) and scores
+(an exported SavedModel's signature, see `keras_attention.serving`) and scores
 the first pronunciation against all references of the word (`metrics.py`);
 `evaluate_run` does it with a run's SavedModel on the split training
 stored in the run directory (`load_split`).
@@ -21,8 +21,8 @@ from examples.g2p import data as data_lib
 from examples.g2p import metrics as metrics_lib
 from examples.g2p import train as train_lib
 from keras_attention.seq2seq import run_dir as run_lib
-from keras_attention.seq2seq import serving
-from keras_attention.seq2seq.serving import translate_all
+from keras_attention import serving
+from keras_attention.serving import translate_all
 
 
 def monotonic_rate(results):

@@ -1,6 +1,6 @@
 """Words to character ids and phone ids back to pronunciations, as TF ops.
 
-A `keras_attention.seq2seq.serving.Tokenizer` (`tokenize`,
+A `keras_attention.serving.Tokenizer` (`tokenize`,
 `token_strings`, `detokenize`, `vocab_size`) with the reserved tokens and
 ids of `keras_attention.seq2seq.tokens` (`[PAD] [UNK] [START] [END]` =
 0..3), so the library's `Seq2Seq`, dataset and SavedModel serve it. The
@@ -17,7 +17,7 @@ import tensorflow as tf
 import tensorflow_text as tf_text
 
 from examples.g2p.data import PHONES
-from keras_attention.seq2seq.serving import Tokenizer
+from keras_attention.serving import Tokenizer
 from keras_attention.seq2seq.tokens import RESERVED_TOKENS
 from keras_attention.seq2seq.tokens import UNK
 from keras_attention.seq2seq.tokens import clean_strings

@@ -7,7 +7,7 @@ The run directory has the layout of `keras_attention.seq2seq.run_dir`:
 `history.json`, `export/`. There are no vocabulary files: the letters and
 the phones are fixed (`text.py`). The fitting itself
 is `examples.common.train.fit`, and the SavedModel is
-`keras_attention.seq2seq.serving.TranslatorModule` with the G2P
+`keras_attention.serving.TranslatorModule` with the G2P
 processors: a word in, its phones and the attention out.
 """
 
@@ -20,7 +20,7 @@ from examples.g2p import config as config_lib
 from examples.g2p import data as data_lib
 from examples.g2p import text as text_lib
 from keras_attention.seq2seq import run_dir as run_lib
-from keras_attention.seq2seq import serving
+from keras_attention import serving
 
 
 def load_lexicon(data_config):
@@ -119,7 +119,7 @@ def load_trained(run_dir, weights=None):
 
 def export_run(run_dir, out=None, ensemble=(), **options):
     """Exports a trained run as a SavedModel (the signatures of
-    `keras_attention.seq2seq.serving.SIGNATURES`: words in; phones, tokens,
+    `keras_attention.serving.SIGNATURES`: words in; phones, tokens,
     attention out).
 
     `ensemble`: more run directories, decoded together with this one by

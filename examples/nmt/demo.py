@@ -27,7 +27,7 @@ from examples.common.cli import DEFAULT_BEAM_WIDTH
 from examples.nmt import evaluate as eval_lib
 from examples.nmt import export as export_lib
 from examples.nmt import train as train_lib
-from keras_attention.seq2seq import serving
+from keras_attention import serving
 
 DEMO_EXAMPLES = (
     "vendredi 20 octobre 1933",

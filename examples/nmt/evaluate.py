@@ -29,8 +29,8 @@ from examples.nmt import run as run_lib
 from examples.nmt.corpus import corpus_from_rows
 from examples.nmt.corpus import pretokenize
 from examples.nmt.corpus import take
-from keras_attention.seq2seq import serving
-from keras_attention.seq2seq.serving import translate_all
+from keras_attention import serving
+from keras_attention.serving import translate_all
 
 def canonical(text, lower_case=False):
     """The comparison form of a sentence for exact match."""

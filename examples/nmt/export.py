@@ -1,15 +1,15 @@
 """SavedModel export of a trained NMT run.
 
 `export_run` exports a run (to `RUN/export` by default) as the
-string-to-string SavedModel of `keras_attention.seq2seq.serving`
+string-to-string SavedModel of `keras_attention.serving`
 (`TranslatorModule`, `export_saved_model`: the signatures are listed
 there and in docs/nmt.md, "Serving").
 """
 
 from examples.nmt import run as run_lib
-from keras_attention.seq2seq.serving import MAX_OUTPUT_TOKENS
-from keras_attention.seq2seq.serving import TranslatorModule
-from keras_attention.seq2seq.serving import export_saved_model
+from keras_attention.serving import MAX_OUTPUT_TOKENS
+from keras_attention.serving import TranslatorModule
+from keras_attention.serving import export_saved_model
 
 
 def _vocabularies(run_dir):

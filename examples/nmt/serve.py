@@ -4,13 +4,13 @@
     python -m examples.nmt serve --model runs/demo/export   # a SavedModel
 
 Type a sentence, see its translations (greedy, beam search, n-best), the
-attention heatmap and the word links (`keras_attention.seq2seq.web`). A
+attention heatmap and the word links (`keras_attention.web`). A
 run without an export is exported to a temporary directory first.
 """
 
 
 def serve(model, port):
     from examples.nmt import export as export_lib
-    from keras_attention.seq2seq import web
+    from keras_attention import web
 
     web.serve_model(model, export_lib.export_run, port=port)

@@ -30,7 +30,7 @@ import tensorflow as tf
 import tensorflow_text as tf_text
 
 from examples.nmt.config import MAX_TOKENS
-from keras_attention.seq2seq.serving import Tokenizer
+from keras_attention.serving import Tokenizer
 from keras_attention.seq2seq.tokens import END  # noqa: F401
 from keras_attention.seq2seq.tokens import END_ID  # noqa: F401
 from keras_attention.seq2seq.tokens import MAX_INPUT_CHARS  # noqa: F401

@@ -9,7 +9,7 @@
 - `tokens`: the vocabulary convention (`[PAD] [UNK] [START] [END]`).
 - `dataset` (tf.data), `training` (`fit` into a run directory with
   checkpoints and resumption), `run_dir` (the directory's layout) and
-  `serving` (the string-to-string SavedModel): TensorFlow.
+  `keras_attention.serving` (the string-to-string SavedModel): TensorFlow.
 """
 
 from keras_attention.seq2seq.fused_adam import FusedAdam

@@ -60,7 +60,7 @@ def outputs(run_dir):
     import tensorflow as tf
 
     from examples.nmt import run as run_lib
-    from keras_attention.seq2seq.serving import TranslatorModule
+    from keras_attention.serving import TranslatorModule
 
     seq2seq, source, target, _ = run_lib.load_trained(run_dir)
     module = TranslatorModule(seq2seq, source, target)

@@ -9,14 +9,14 @@ server on 127.0.0.1; TensorFlow only to load and call the SavedModel).
   `translator.py` the SavedModel calls and the JSON answers.
 """
 
-from keras_attention.seq2seq.web.request_checks import MAX_BEAM_WIDTH
-from keras_attention.seq2seq.web.request_checks import MAX_REQUEST_BYTES
-from keras_attention.seq2seq.web.request_checks import MAX_TEXT_CHARS
-from keras_attention.seq2seq.web.request_checks import RequestError
-from keras_attention.seq2seq.web.server import make_server
-from keras_attention.seq2seq.web.server import serve
-from keras_attention.seq2seq.web.server import serve_model
-from keras_attention.seq2seq.web.server import start_in_thread
+from keras_attention.web.request_checks import MAX_BEAM_WIDTH
+from keras_attention.web.request_checks import MAX_REQUEST_BYTES
+from keras_attention.web.request_checks import MAX_TEXT_CHARS
+from keras_attention.web.request_checks import RequestError
+from keras_attention.web.server import make_server
+from keras_attention.web.server import serve
+from keras_attention.web.server import serve_model
+from keras_attention.web.server import start_in_thread
 
 __all__ = [
     "MAX_BEAM_WIDTH",

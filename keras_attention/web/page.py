@@ -1,4 +1,4 @@
-"""The one page of `keras_attention.seq2seq.web`: HTML, CSS and script.
+"""The one page of `keras_attention.web`: HTML, CSS and script.
 
 The script posts the text to `/api/translate` and draws the answer with
 SVG: the attention heatmap of the chosen hypothesis (target tokens down,

@@ -38,14 +38,14 @@ from typing import Any
 from typing import Callable
 from typing import Optional
 
-from keras_attention.seq2seq.web.page import render_page
-from keras_attention.seq2seq.web.request_checks import DEFAULT_BEAM_WIDTH
-from keras_attention.seq2seq.web.request_checks import DEFAULT_N_BEST
-from keras_attention.seq2seq.web.request_checks import MAX_BEAM_WIDTH
-from keras_attention.seq2seq.web.request_checks import MAX_REQUEST_BYTES
-from keras_attention.seq2seq.web.request_checks import MAX_TEXT_CHARS
-from keras_attention.seq2seq.web.request_checks import RequestError
-from keras_attention.seq2seq.web.request_checks import parse_translate_request
+from keras_attention.web.page import render_page
+from keras_attention.web.request_checks import DEFAULT_BEAM_WIDTH
+from keras_attention.web.request_checks import DEFAULT_N_BEST
+from keras_attention.web.request_checks import MAX_BEAM_WIDTH
+from keras_attention.web.request_checks import MAX_REQUEST_BYTES
+from keras_attention.web.request_checks import MAX_TEXT_CHARS
+from keras_attention.web.request_checks import RequestError
+from keras_attention.web.request_checks import parse_translate_request
 
 HOST = "127.0.0.1"
 # Seconds a connection may take to send its request.
@@ -275,7 +275,7 @@ def serve(
         ready: A function called with the server once it listens (its
             `shutdown()` stops `serve`). Defaults to `None`.
     """
-    from keras_attention.seq2seq.web.translator import SavedModelTranslator
+    from keras_attention.web.translator import SavedModelTranslator
 
     translator = SavedModelTranslator(path)
     # The first call of each signature is the slow one: made here, so that

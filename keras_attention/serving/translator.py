@@ -18,7 +18,7 @@ import tensorflow as tf
 
 from keras_attention.checks import check_choice
 from keras_attention.seq2seq import tokens as text_lib
-from keras_attention.seq2seq.serving import serving_ops
+from keras_attention.serving import serving_ops
 from keras_attention.decoding import beam_search_decode
 from keras_attention.decoding import beam_search_nbest
 from keras_attention.decoding import ensemble_state

@@ -1,4 +1,4 @@
-"""The requests of `keras_attention.seq2seq.web`: limits and checks.
+"""The requests of `keras_attention.web`: limits and checks.
 
 `parse_translate_request` turns the body of a `POST /api/translate` into
 its checked fields, or raises a `RequestError` with the HTTP status and a
