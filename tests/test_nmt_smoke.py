@@ -15,7 +15,7 @@ import pytest
 tf = pytest.importorskip("tensorflow")
 pytest.importorskip("tensorflow_text")
 
-from keras_attention.seq2seq import serving  # noqa: E402
+from keras_attention import serving  # noqa: E402
 from examples.nmt import align  # noqa: E402
 from examples.nmt import cli  # noqa: E402
 from examples.nmt import run as run_lib  # noqa: E402

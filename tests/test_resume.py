@@ -27,7 +27,7 @@ import time
 import numpy as np
 import pytest
 
-from keras_attention.seq2seq import serving
+from keras_attention import serving
 
 pytestmark = [pytest.mark.tf_only, pytest.mark.slow]
 

@@ -24,7 +24,7 @@ import os
 import numpy as np
 import pytest
 
-from keras_attention.seq2seq import serving
+from keras_attention import serving
 from hypothesis import HealthCheck
 from hypothesis import given
 from hypothesis import settings

@@ -199,7 +199,7 @@ class Tokenizer:
     def framed(
         self, add_start: bool, add_end: bool, max_tokens: int
     ) -> Any:
-        """A `keras_attention.seq2seq.serving.Tokenizer` (a `tf.Module`)
+        """A `keras_attention.serving.Tokenizer` (a `tf.Module`)
         over this tokenizer's ops whose `tokenize` adds `[START]`/`[END]`
         as asked and cuts to `max_tokens`: what `make_dataset` and the
         SavedModel take."""

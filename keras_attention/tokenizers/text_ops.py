@@ -27,7 +27,7 @@ import collections
 import tensorflow as tf
 import tensorflow_text as tf_text
 
-from keras_attention.seq2seq.serving.tokenizer import Tokenizer as Serving
+from keras_attention.serving.tokenizer import Tokenizer as Serving
 from keras_attention.seq2seq.tokens import RESERVED_TOKENS
 from keras_attention.seq2seq.tokens import UNK
 from keras_attention.seq2seq.tokens import UNK_ID
@@ -242,7 +242,7 @@ class SentencePieceOps(TokenizerOps):
 
 class FramedTokenizer(Serving):
     """A tokenizer's ops with `[START]`/`[END]` framing and a length cut:
-    the `keras_attention.seq2seq.serving.Tokenizer` that `make_dataset`
+    the `keras_attention.serving.Tokenizer` that `make_dataset`
     and `TranslatorModule` take.
 
     Args:

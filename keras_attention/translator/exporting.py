@@ -1,6 +1,6 @@
 """`Translator.export`: the string-to-string SavedModel of a translator.
 
-TensorFlow: `keras_attention.seq2seq.serving.TranslatorModule` over the
+TensorFlow: `keras_attention.serving.TranslatorModule` over the
 model and the framed tokenizers. On the JAX and PyTorch backends the
 translator goes through a `.keras` file to a TensorFlow process, which
 exports it.
@@ -34,8 +34,8 @@ def export(translator: Any, path: str, **options: Any) -> str:
         RuntimeError: if that process fails (its error output included).
     """
     if keras.config.backend() == "tensorflow":
-        from keras_attention.seq2seq.serving import TranslatorModule
-        from keras_attention.seq2seq.serving import export_saved_model
+        from keras_attention.serving import TranslatorModule
+        from keras_attention.serving import export_saved_model
 
         source, target = translator.framed_tokenizers
         module = TranslatorModule(
