@@ -5,17 +5,194 @@
 the trained layers one target token at a time, so every decoder of
 `keras_attention.decoding` (greedy, beam, n-best, sampling, ensembles)
 drives the model, eagerly, in a `tf.function` or a SavedModel, on every
-backend. `Generation` is a mixin of `Seq2Seq`, not a model of its own.
+backend. `generate` compiles the encoder and the decoding loop once per
+strategy and options (`CompiledGenerate`), as KerasHub's
+`make_generate_function` does. `Generation` is a mixin of `Seq2Seq`, not a
+model of its own.
 """
 
+import numbers
 from typing import Any
+from typing import Callable
+from typing import Optional
 from keras_attention.typing import Tensor
 
+import keras
 from keras import ops
 
 from keras_attention import decoding
+from keras_attention.checks import check_bool
 from keras_attention.seq2seq.tokens import END_ID
 from keras_attention.seq2seq.tokens import START_ID
+
+# The compiled decoding functions a model keeps (one per strategy and
+# options), the oldest dropped first.
+MAX_COMPILED = 32
+# The decode buffers hold at most this many elements (`decoding` raises
+# beyond it); larger requests decode eagerly, where it raises.
+_INT32_MAX = 2**31 - 1
+_DECODERS = {
+    "greedy": decoding.greedy_decode,
+    "beam": decoding.beam_search_decode,
+    "nbest": decoding.beam_search_nbest,
+    "sample": decoding.sample_decode,
+}
+
+
+def _decoder(strategy: Any) -> Callable[..., dict]:
+    if strategy not in _DECODERS:
+        raise ValueError(
+            f"`strategy` must be one of {sorted(_DECODERS)}. Received: "
+            f"strategy={strategy!r}"
+        )
+    return _DECODERS[strategy]
+
+
+def _static_key(strategy: str, max_length: Any, options: dict) -> Any:
+    """The cache key of Python-valued options (their types included: `1`
+    and `True` differ), or `None` where one is not a Python value."""
+    values = dict(options, max_length=max_length)
+    for value in values.values():
+        if not (
+            value is None
+            or isinstance(
+                value, (bool, str, numbers.Number, keras.random.SeedGenerator)
+            )
+        ):
+            return None
+    return (strategy,) + tuple(
+        (name, type(value).__name__, value)
+        for name, value in sorted(values.items())
+    )
+
+
+def _is_traced(source_ids: Tensor) -> bool:
+    """Whether `generate` runs inside a function being traced (the outer
+    trace then compiles the decoder)."""
+    backend = keras.backend.backend()
+    if backend == "tensorflow":
+        import tensorflow as tf
+
+        return tf.inside_function()
+    if backend == "jax":
+        import jax
+
+        return isinstance(source_ids, jax.core.Tracer)
+    return False
+
+
+class CompiledGenerate:
+    """`generate`'s decoding for one strategy and its options, compiled:
+    `function(source_ids) -> dict`.
+
+    TensorFlow: a `tf.function` over int32 `(batch, S)` of any sizes (one
+    trace); the model's variables are captured by reference, so it follows
+    new weights. JAX: `jax.jit` of a stateless function of the variables'
+    values (passed at every call, the current ones) and the source ids,
+    under a `keras.StatelessScope` (Keras' JAX trainer does the same);
+    JAX traces once per input shape. The random state of sampling (a
+    `keras.random.SeedGenerator`) is an input and an output there, written
+    back after the call. PyTorch: the eager decoder under `torch.no_grad()`.
+
+    Attributes:
+        traces: How many times the decoding was traced.
+    """
+
+    def __init__(
+        self,
+        model: Any,
+        decode: Callable[[Tensor], dict],
+        generator: Optional[keras.random.SeedGenerator] = None,
+    ):
+        self.traces = 0
+        self._model = model
+        self._variables = list(model.variables)
+
+        def traced(source_ids: Tensor) -> dict:
+            self.traces += 1
+            return decode(source_ids)
+
+        backend = keras.backend.backend()
+        if backend == "tensorflow":
+            import tensorflow as tf
+
+            self._call = tf.function(
+                traced,
+                input_signature=[
+                    tf.TensorSpec([None, None], tf.int32, name="source_ids")
+                ],
+                # No autograph: the loop is an explicit while loop.
+                autograph=False,
+            )
+        elif backend == "jax":
+            self._call = self._jax(traced, generator)
+        else:
+            import torch
+
+            def call(source_ids: Tensor) -> dict:
+                with torch.no_grad():
+                    return decode(source_ids)
+
+            self._call = call
+
+    def _jax(
+        self,
+        traced: Callable[[Tensor], dict],
+        generator: Optional[keras.random.SeedGenerator],
+    ) -> Callable[[Tensor], dict]:
+        import jax
+
+        variables = list(self._variables)
+        seeds = None if generator is None else generator.state
+        if seeds is not None and not any(v is seeds for v in variables):
+            variables.append(seeds)
+
+        def stateless(values: list, source_ids: Tensor) -> tuple:
+            mapping = list(zip(variables, values))
+            with keras.StatelessScope(state_mapping=mapping) as scope:
+                out = traced(source_ids)
+                new_seeds = (
+                    None if seeds is None else scope.get_current_value(seeds)
+                )
+            return out, new_seeds
+
+        jitted = jax.jit(stateless)
+
+        def call(source_ids: Tensor) -> dict:
+            out, new_seeds = jitted([v.value for v in variables], source_ids)
+            if seeds is not None:
+                seeds.assign(new_seeds)
+            return out
+
+        return call
+
+    def is_current(self) -> bool:
+        """Whether the model still has the variables it was built over."""
+        variables = self._model.variables
+        return len(variables) == len(self._variables) and all(
+            a is b for a, b in zip(variables, self._variables)
+        )
+
+    def fits(self, source_ids: Tensor, max_length: Any, options: dict) -> bool:
+        """Whether the decode buffers surely fit a tensor (else the eager
+        decoder checks them, with its error)."""
+        if len(source_ids.shape) != 2:
+            return False  # The eager decoder raises its own error.
+        if not isinstance(max_length, numbers.Integral):
+            return True
+        copies = [
+            int(options[name])
+            for name in ("beam_width", "n_best")
+            if isinstance(options.get(name), numbers.Integral)
+        ]
+        batch, length = (int(size) for size in ops.shape(source_ids))
+        elements = (
+            batch * max(copies + [4]) * max(length, 1) * max(max_length, 1)
+        )
+        return elements <= _INT32_MAX
+
+    def __call__(self, source_ids: Tensor) -> dict:
+        return self._call(ops.convert_to_tensor(source_ids, "int32"))
 
 
 class Generation:
@@ -80,14 +257,36 @@ class Generation:
             ops.cast(weights, "float32"),
         )
 
+    # Whether `generate` compiles its decoding function (`compile=None`);
+    # set it to `False` on a model (or pass `compile=False`) to decode
+    # eagerly, e.g. to step through the decoder in a debugger.
+    compile_generate = True
+
     def generate(
         self,
         source_ids: Tensor,
         max_length: int = 64,
         strategy: Any = "greedy",
+        compile: Optional[bool] = None,
         **options: Any,
     ) -> dict:
         """Decodes source ids `(batch, S)` with `keras_attention.decoding`.
+
+        The decoding (the encoder and the whole decoding loop) is compiled
+        once per strategy and options, as KerasHub's `generate`: a
+        `tf.function` on TensorFlow (one trace for every batch size and
+        source length), `jax.jit` on JAX (the model's variables are passed
+        at every call, so new weights are used; JAX compiles once per
+        input shape), and `torch.no_grad()` on PyTorch (no compilation).
+        Options that are not Python values (a tensor `max_length` or
+        `prefix`, ...) and calls inside a traced function decode eagerly,
+        as does `compile=False` (or `model.compile_generate = False`).
+        Invalid options raise the same `ValueError`s either way.
+
+        With `strategy="sample"` and no `seed`, the compiled decoder draws
+        from a generator of the model, seeded from Python's `random` (so by
+        `keras.utils.set_random_seed`): every call draws new samples. An
+        int `seed` gives the eager decoder's samples.
 
         Args:
             source_ids: int `(batch, S)`, 0 = padding.
@@ -95,26 +294,91 @@ class Generation:
             strategy: `"greedy"`, `"beam"` (`beam_search_decode`),
                 `"nbest"` (`beam_search_nbest`, give `n_best`) or
                 `"sample"` (`sample_decode`). Defaults to `"greedy"`.
+            compile: Whether to decode with the compiled function. Defaults
+                to `None`: the model's `compile_generate` (`True`).
             **options: More arguments of that decoder (`beam_width`,
                 `temperature`, `seed`, ...).
 
         Returns:
-            The decoder's dict (`tokens`, `lengths`, `scores`, ...).
+            The decoder's dict (`tokens`, `lengths`, `scores`, ...). On JAX
+            the compiled outputs keep `L = max_length` columns (shapes are
+            static under `jax.jit`): the eager outputs, padded with the
+            end token and zero attention.
         """
-        decoders = {
-            "greedy": decoding.greedy_decode,
-            "beam": decoding.beam_search_decode,
-            "nbest": decoding.beam_search_nbest,
-            "sample": decoding.sample_decode,
-        }
-        if strategy not in decoders:
-            raise ValueError(
-                f"`strategy` must be one of {sorted(decoders)}. Received: "
-                f"strategy={strategy!r}"
-            )
+        decoder = _decoder(strategy)
+        if compile is None:
+            compile = self.compile_generate
+        compile = check_bool("compile", compile)
         source_ids = ops.convert_to_tensor(source_ids, "int32")
+        if compile and not _is_traced(source_ids):
+            function = self.make_generate_function(
+                max_length, strategy, **options
+            )
+            if function is not None and function.fits(
+                source_ids, max_length, options
+            ):
+                return function(source_ids)
+        return self._decode_ids(source_ids, decoder, max_length, options)
+
+    def make_generate_function(
+        self, max_length: int = 64, strategy: Any = "greedy", **options: Any
+    ) -> Optional["CompiledGenerate"]:
+        """The compiled decoding function of `generate` for these options.
+
+        Built on the first request and kept on the model (the last
+        `MAX_COMPILED` option sets); the same options give the same
+        function back. `None` where an option is not a Python value
+        (`generate` then decodes eagerly).
+
+        Returns:
+            A `CompiledGenerate`, `function(source_ids) -> dict`.
+        """
+        decoder = _decoder(strategy)
+        key = _static_key(strategy, max_length, options)
+        if key is None:
+            return None
+        cache = vars(self).get("_generate_functions")
+        if cache is None:
+            cache = {}
+            # Not tracked: neither a weight nor part of a saved model.
+            object.__setattr__(self, "_generate_functions", cache)
+        function = cache.get(key)
+        if function is not None and function.is_current():
+            return function
+        options = dict(options)
+        generator = None
+        if strategy == "sample" and keras.backend.backend() != "torch":
+            generator = options.get("seed")
+            if generator is None:
+                generator = self._generate_seed_generator()
+                options["seed"] = generator
+            elif not isinstance(generator, keras.random.SeedGenerator):
+                generator = None
+
+        def decode(source_ids: Tensor) -> dict:
+            return self._decode_ids(source_ids, decoder, max_length, options)
+
+        function = CompiledGenerate(self, decode, generator)
+        cache.pop(key, None)
+        while len(cache) >= MAX_COMPILED:
+            cache.pop(next(iter(cache)))
+        cache[key] = function
+        return function
+
+    def _generate_seed_generator(self) -> Any:
+        """The random state of compiled sampling without a `seed` (made
+        eagerly on first use, untracked: not a weight of the model)."""
+        generator = vars(self).get("_generate_seeds")
+        if generator is None:
+            generator = keras.random.SeedGenerator(name="generate_seeds")
+            object.__setattr__(self, "_generate_seeds", generator)
+        return generator
+
+    def _decode_ids(
+        self, source_ids: Tensor, decoder: Any, max_length: Any, options: dict
+    ) -> dict:
         start = ops.full((ops.shape(source_ids)[0],), START_ID, "int32")
-        return decoders[strategy](
+        return decoder(
             self.step,
             start,
             self.encode(source_ids),
