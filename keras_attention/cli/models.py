@@ -1,0 +1,166 @@
+"""Loading what `--model` names: a `.keras` Translator or a SavedModel.
+
+`load_translator` loads a `.keras` file (after `import keras_attention`,
+which registers the classes) and checks it is a `Translator`;
+`load_decoder` also takes an exported SavedModel directory and returns a
+`Decoder` either way: `decode(texts)` -> for each text, its hypotheses
+`(translation, score)`, best first.
+"""
+
+from typing import Any
+from typing import List
+from typing import Tuple
+
+import os
+
+from keras_attention.cli.errors import CliError
+from keras_attention.cli.errors import one_line
+
+Hypotheses = List[Tuple[str, float]]
+
+
+def is_saved_model(path: str) -> bool:
+    """Whether `path` is a SavedModel directory."""
+    return os.path.isfile(os.path.join(path, "saved_model.pb"))
+
+
+def load_translator(path: str, flag: str = "--model") -> Any:
+    """The `Translator` of a `.keras` file.
+
+    Raises:
+        CliError: for a missing file, a directory, a file Keras cannot load
+            or a model that is not a `Translator`.
+    """
+    if not os.path.exists(path):
+        raise CliError(f"{flag} {path}: no such file")
+    if os.path.isdir(path):
+        what = "an exported SavedModel" if is_saved_model(path) else (
+            "a directory"
+        )
+        raise CliError(
+            f"{flag} {path}: is {what}; this command needs a .keras "
+            "Translator file (written by the train command)"
+        )
+    import keras
+
+    import keras_attention  # noqa: F401, registers the layers
+    from keras_attention.translator import Translator
+
+    try:
+        model = keras.models.load_model(path)
+    except Exception as e:  # noqa: BLE001, any unreadable file
+        raise CliError(
+            f"{flag} {path}: not a Keras model file Keras can load "
+            f"({type(e).__name__}: {one_line(e, 200)})"
+        ) from None
+    if not isinstance(model, Translator):
+        raise CliError(
+            f"{flag} {path}: holds a {type(model).__name__}, not a "
+            "keras_attention Translator"
+        )
+    return model
+
+
+class Decoder:
+    """Translations of lists of texts with fixed decoding options."""
+
+    def decode(self, texts: List[str]) -> List[Hypotheses]:
+        """For each text, its hypotheses `(translation, score)`, best
+        first."""
+        raise NotImplementedError
+
+
+class TranslatorDecoder(Decoder):
+    """Decodes with a `Translator` (`Translator.generate`)."""
+
+    def __init__(self, translator: Any, strategy: str, options: dict):
+        self.translator = translator
+        self.strategy = strategy
+        self.options = options
+
+    def decode(self, texts: List[str]) -> List[Hypotheses]:
+        results = self.translator.generate(
+            texts, self.strategy, **self.options
+        )
+        if self.strategy == "nbest":
+            return [list(zip(r["translations"], r["scores"])) for r in results]
+        return [[(r["translation"], r["score"])] for r in results]
+
+
+class SavedModelDecoder(Decoder):
+    """Decodes with the signatures of an exported SavedModel
+    (`keras_attention.serving`)."""
+
+    def __init__(self, path: str, strategy: str, options: dict):
+        import tensorflow as tf
+
+        from keras_attention import serving
+
+        self.strategy = strategy
+        if options.get("max_length") is not None:
+            raise CliError(
+                "--max-length works with .keras models only: a SavedModel's "
+                "longest output is fixed when it is exported"
+            )
+        width = options.get("beam_width") or options.get("n_best") or 1
+        if width > serving.MAX_BEAM_WIDTH:
+            raise CliError(
+                f"a SavedModel decodes with at most {serving.MAX_BEAM_WIDTH} "
+                f"beams; got {width}"
+            )
+        if strategy == "nbest" and options["beam_width"] != options["n_best"]:
+            raise CliError(
+                "a SavedModel's n-best list is a beam search of --n-best "
+                "beams: leave out --beam-width or make it equal to --n-best"
+            )
+        name = {"greedy": "serving_default"}.get(strategy, strategy)
+        signature = serving.load_signature(path, name)
+        if strategy == "greedy":
+            self.function = signature
+        elif strategy == "beam":
+            width = tf.constant(options["beam_width"], tf.int32)
+            self.function = lambda text: signature(text=text, beam_width=width)
+        elif strategy == "nbest":
+            k = tf.constant(options["n_best"], tf.int32)
+            self.function = lambda text: signature(text=text, k=k)
+        else:
+            temperature = options.get("temperature")
+            top_k = options.get("top_k")
+            seed = options.get("seed")
+            arguments = {
+                "temperature": tf.constant(
+                    1.0 if temperature is None else temperature, tf.float32
+                ),
+                "top_k": tf.constant(top_k or 0, tf.int32),
+                "top_p": tf.constant(1.0, tf.float32),
+                "seed": tf.constant(-1 if seed is None else seed, tf.int64),
+            }
+            self.function = lambda text: signature(text=text, **arguments)
+
+    def decode(self, texts: List[str]) -> List[Hypotheses]:
+        import tensorflow as tf
+
+        out = self.function(tf.constant(texts, tf.string))
+        translations = out["translation"].numpy()
+        scores = out["scores"].numpy()
+        results = []
+        for i in range(len(texts)):
+            pairs = zip(
+                translations[i].reshape(-1), scores[i].reshape(-1)
+            )
+            results.append([(t.decode("utf-8"), float(s)) for t, s in pairs])
+        return results
+
+
+def load_decoder(path: str, strategy: str, options: dict) -> Decoder:
+    """A `Decoder` of the `.keras` file or the SavedModel at `path`."""
+    if os.path.isdir(path):
+        if not is_saved_model(path):
+            raise CliError(
+                f"--model {path}: a directory without saved_model.pb (not "
+                "an exported SavedModel)"
+            )
+        return SavedModelDecoder(path, strategy, options)
+    translator = load_translator(path)
+    options = {k: v for k, v in options.items() if v is not None}
+    return TranslatorDecoder(translator, strategy, options)
