@@ -35,6 +35,17 @@ from keras_attention.visualization import plot_attention
 from keras_attention.visualization import plot_attention_grid
 from keras_attention.visualization.callbacks import AttentionPlotCallback
 
+# Registers `Seq2Seq`, its losses and `FusedAdam` with Keras, so that
+# `keras.models.load_model` finds them after `import keras_attention`. Its
+# TensorFlow-only modules (`dataset`, `training`, `serving`) are imported
+# only by name. Not in `__all__`: use `keras_attention.seq2seq.Seq2Seq`.
+import keras_attention.seq2seq  # noqa: E402, F401
+# The task model and its tokenizers (`keras_attention.translator`,
+# `keras_attention.tokenizers`) register with Keras the same way; their
+# TensorFlow ops are built on first use.
+import keras_attention.tokenizers  # noqa: E402, F401
+import keras_attention.translator  # noqa: E402, F401
+
 __all__ = [
     "AdditiveAttention",
     "AttentionPlotCallback",

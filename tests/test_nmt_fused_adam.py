@@ -81,7 +81,7 @@ def test_same_updates_as_keras_adam(amsgrad, monkeypatch):
 def test_config_round_trip():
     optimizer = FusedAdam(learning_rate=0.01, beta_1=0.8, clipnorm=2.0)
     config = keras.optimizers.serialize(optimizer)
-    assert config["registered_name"] == "examples.nmt>FusedAdam"
+    assert config["registered_name"] == "keras_attention>FusedAdam"
     clone = keras.optimizers.deserialize(config)
     assert type(clone) is FusedAdam
     assert clone.get_config() == optimizer.get_config()

@@ -8,34 +8,83 @@ name, type, choices, help, default), so a default is written once. Each
 example adds its own data (and text) section and its defaults.
 
 Plain Python (no Keras, no TensorFlow): the command lines parse their
-arguments before TensorFlow is imported.
+arguments before TensorFlow is imported. The defaults of `ModelConfig`
+are those of the signature of `Seq2Seq.__init__`, and its choices
+`Seq2Seq`'s (`MODELS`, `SCORES`, ...): both are read from the source of
+`keras_attention/seq2seq/seq2seq.py` (`ast`, without importing it, which
+would import Keras). Its values are checked by `Seq2Seq.check_arguments`
+when a `ModelConfig` is made (which imports Keras then).
 
 The vocabulary sizes of `ModelConfig` are not settings: they are `None`
 until the vocabularies are known, then their sizes.
 """
 
+import ast
 import dataclasses
+import importlib.util
 import json
+import os
 from typing import Optional
 from typing import Tuple
 from typing import Union
 
 
-MODEL_TYPES = ("luong", "stepwise")
-SCORES = ("dot", "general", "additive", "location", "monotonic")
+def _seq2seq_source():
+    """`(defaults, constants)` of `keras_attention/seq2seq/seq2seq.py`,
+    read from its source: the defaults of `Seq2Seq.__init__` by argument
+    name, and the module's literal upper-case constants by name."""
+    spec = importlib.util.find_spec("keras_attention")  # not imported
+    path = os.path.join(
+        os.path.dirname(spec.origin), "seq2seq", "seq2seq.py"
+    )
+    with open(path, encoding="utf-8") as f:
+        tree = ast.parse(f.read(), path)
+    defaults, constants = {}, {}
+    for node in tree.body:
+        if (
+            isinstance(node, ast.Assign)
+            and len(node.targets) == 1
+            and isinstance(node.targets[0], ast.Name)
+            and node.targets[0].id.isupper()
+        ):
+            try:
+                constants[node.targets[0].id] = ast.literal_eval(node.value)
+            except ValueError:
+                pass  # not a literal
+        if isinstance(node, ast.ClassDef) and node.name == "Seq2Seq":
+            init = next(
+                n for n in node.body
+                if isinstance(n, ast.FunctionDef) and n.name == "__init__"
+            )
+            args = init.args.args
+            for arg, default in zip(
+                args[len(args) - len(init.args.defaults):], init.args.defaults
+            ):
+                defaults[arg.arg] = ast.literal_eval(default)
+    return defaults, constants
+
+
+SEQ2SEQ_DEFAULTS, _SEQ2SEQ_CONSTANTS = _seq2seq_source()
+MODEL_TYPES = _SEQ2SEQ_CONSTANTS["MODELS"]
+SCORES = _SEQ2SEQ_CONSTANTS["SCORES"]
 # Scores whose weights depend on the previous step's alignment
 # (`keras_attention` stateful layers): step-wise decoder only.
-STATEFUL_SCORES = ("location", "monotonic")
-CELLS = ("lstm", "gru")
-ATTENTION_KEYS = ("encoder", "embedding")
+STATEFUL_SCORES = _SEQ2SEQ_CONSTANTS["STATEFUL_SCORES"]
+CELLS = _SEQ2SEQ_CONSTANTS["CELLS"]
+ATTENTION_KEYS = _SEQ2SEQ_CONSTANTS["ATTENTION_INPUTS"]
 # The second attention `align` reads (`ModelConfig.alignment_head`).
-ALIGNMENT_HEADS = ("off", "guided", "lexical")
+ALIGNMENT_HEADS = _SEQ2SEQ_CONSTANTS["ALIGNMENT_HEADS"]
 GUIDED_ALIGNMENT_TYPES = ("ce", "mse")
 # `TrainConfig.mixed_precision`, `jit_compile` and `strategy`
 # (`acceleration.py`, `distribute.py`).
 MIXED_PRECISION = ("auto", "off", "float16", "bfloat16")
 JIT_COMPILE = ("auto", "on", "off")
 STRATEGIES = ("default", "mirrored", "multi-worker")
+
+
+def model_option(name, help, **kwargs):
+    """`option` of `Seq2Seq` argument `name`, with its default."""
+    return option(SEQ2SEQ_DEFAULTS[name], help, **kwargs)
 
 
 def option(default, help, flag=None, choices=None, type=None, **argparse):
@@ -120,34 +169,39 @@ class ModelConfig:
 
     source_vocab_size: Optional[int] = None
     target_vocab_size: Optional[int] = None
-    model: str = option(
-        "luong",
+    model: str = model_option(
+        "model",
         "'luong': sequence-mode decoder, attention after it; 'stepwise': "
         "AttentionRNN with input feeding",
         choices=MODEL_TYPES,
     )
-    score: str = option("general", "attention score", choices=SCORES)
-    cell: str = option("lstm", "RNN cell", choices=CELLS)
-    bidirectional: bool = option(True, "bidirectional encoder")
-    embedding_dim: int = option(64, "token embedding size")
-    units: int = option(128, "units of each encoder RNN (per direction)")
-    encoder_layers: int = option(1, "stacked encoder RNNs")
-    decoder_layers: int = option(1, "stacked decoder RNNs")
-    dropout: float = option(0.1, "dropout rate")
-    attention_units: Optional[int] = option(
-        None, "hidden size of the additive, location and monotonic scores",
+    score: str = model_option("score", "attention score", choices=SCORES)
+    cell: str = model_option("cell", "RNN cell", choices=CELLS)
+    bidirectional: bool = model_option("bidirectional", "bidirectional encoder")
+    embedding_dim: int = model_option("embedding_dim", "token embedding size")
+    units: int = model_option(
+        "units", "units of each encoder RNN (per direction)"
+    )
+    encoder_layers: int = model_option("encoder_layers", "stacked encoder RNNs")
+    decoder_layers: int = model_option("decoder_layers", "stacked decoder RNNs")
+    dropout: float = model_option("dropout", "dropout rate")
+    attention_units: Optional[int] = model_option(
+        "attention_units",
+        "hidden size of the additive, location and monotonic scores",
         type=int,
     )
-    bridge: bool = option(
-        True, "initialise the decoder with the encoder's final states"
+    bridge: bool = model_option(
+        "bridge", "initialise the decoder with the encoder's final states"
     )
-    bridge_dropout: float = option(
-        0.0, "share of the training sentences whose decoder starts from "
+    bridge_dropout: float = model_option(
+        "bridge_dropout",
+        "share of the training sentences whose decoder starts from "
         "zeros instead of the bridge (they reach the source only through "
         "the attention)"
     )
-    attend_source_end: bool = option(
-        True, "let the attention attend to the source [END] (else the "
+    attend_source_end: bool = model_option(
+        "attend_source_end",
+        "let the attention attend to the source [END] (else the "
         "encoder reads it but it is masked out of the attended memory)"
     )
     attend_source_punctuation: bool = option(
@@ -158,19 +212,24 @@ class ModelConfig:
     # The source token ids masked out of the attended memory: `train` sets
     # them from the learned vocabulary (the punctuation tokens) when
     # `attend_source_punctuation` is off. Not a command-line setting.
-    unattended_source_ids: Tuple[int, ...] = ()
-    attention_keys: str = option(
-        "encoder", "score the attention against the encoder states or the "
+    unattended_source_ids: Tuple[int, ...] = SEQ2SEQ_DEFAULTS[
+        "unattended_source_ids"
+    ]
+    attention_keys: str = model_option(
+        "attention_keys",
+        "score the attention against the encoder states or the "
         "source embeddings (values stay the encoder states; luong only)",
         choices=ATTENTION_KEYS,
     )
-    attention_values: str = option(
-        "encoder", "average the encoder states or the source embeddings "
+    attention_values: str = model_option(
+        "attention_values",
+        "average the encoder states or the source embeddings "
         "(luong only)",
         choices=ATTENTION_KEYS,
     )
-    alignment_head: str = option(
-        "off", "a second attention, the one `align` reads (the translation "
+    alignment_head: str = model_option(
+        "alignment_head",
+        "a second attention, the one `align` reads (the translation "
         "attention is left as it is): `guided`, queried by the decoder "
         "state and the target word it predicts, trained by "
         "--guided-alignment; `lexical`, unsupervised, a neural IBM model 1 "
@@ -180,72 +239,20 @@ class ModelConfig:
 
     def __post_init__(self):
         # Imported here: parsing the command line imports no Keras.
-        from keras_attention.checks import check_positive_int
+        from keras_attention.seq2seq import Seq2Seq
 
-        # Lists (from run.json) as tuples, so that configs compare.
-        self.unattended_source_ids = tuple(
-            int(i) for i in self.unattended_source_ids
-        )
         # run.json of the first runs with a head held a bool.
         if isinstance(self.alignment_head, bool):
             self.alignment_head = "guided" if self.alignment_head else "off"
-        for name, allowed in (
-            ("alignment_head", ALIGNMENT_HEADS),
-            ("model", MODEL_TYPES),
-            ("score", SCORES),
-            ("cell", CELLS),
-            ("attention_keys", ATTENTION_KEYS),
-            ("attention_values", ATTENTION_KEYS),
-        ):
-            value = getattr(self, name)
-            if value not in allowed:
-                raise ValueError(
-                    f"`{name}` must be one of {allowed}. "
-                    f"Received: {name}={value!r}"
-                )
-        if self.score in STATEFUL_SCORES and self.model != "stepwise":
-            raise ValueError(
-                f"`score={self.score!r}` is stateful (it needs the previous "
-                "step's alignment) and runs only in the step-wise decoder: "
-                "expected model='stepwise'. Received: "
-                f"model={self.model!r}"
-            )
-        for name in (
-            "source_vocab_size",
-            "target_vocab_size",
-            "embedding_dim",
-            "units",
-            "encoder_layers",
-            "decoder_layers",
-        ):
-            check_positive_int(
-                name, getattr(self, name),
-                allow_none=name.endswith("vocab_size"),
-            )
-        if not 0.0 <= self.bridge_dropout < 1.0:
-            raise ValueError(
-                "`bridge_dropout` must be in [0, 1). "
-                f"Received: bridge_dropout={self.bridge_dropout}"
-            )
-        if not 0.0 <= self.dropout < 1.0:
-            raise ValueError(
-                f"`dropout` must be in [0, 1). Received: dropout={self.dropout}"
-            )
-        if (
-            self.attention_keys == self.attention_values == "embedding"
-            and not self.bridge
-        ):
-            raise ValueError(
-                "`attention_keys` and `attention_values` both 'embedding' "
-                "need `bridge=True`: the encoder would be unused. "
-                f"Received: bridge={self.bridge}"
-            )
-        for name in ("attention_keys", "attention_values"):
-            if getattr(self, name) == "embedding" and self.model != "luong":
-                raise ValueError(
-                    f"`{name}='embedding'` needs `model='luong'`. "
-                    f"Received: model={self.model!r}"
-                )
+        # `Seq2Seq`'s checks; the vocabulary sizes only once they are set.
+        # Their values come back as Python values (lists from run.json as
+        # tuples, so that configs compare).
+        arguments = self.model_arguments()
+        for name in ("source_vocab_size", "target_vocab_size"):
+            if arguments[name] is None:
+                del arguments[name]
+        for name, value in Seq2Seq.check_arguments(**arguments).items():
+            setattr(self, name, value)
 
     @property
     def decoder_units(self):

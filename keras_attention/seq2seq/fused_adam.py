@@ -24,8 +24,7 @@ from keras_attention.typing import Tensor
 import keras
 
 
-# Registered under its first package name, so that saved models load.
-@keras.saving.register_keras_serializable(package="examples.nmt")
+@keras.saving.register_keras_serializable(package="keras_attention")
 class FusedAdam(keras.optimizers.Adam):
     """`keras.optimizers.Adam` whose update is TensorFlow's fused kernel.
 
@@ -58,3 +57,8 @@ class FusedAdam(keras.optimizers.Adam):
             epsilon=tf.cast(self.epsilon, dtype),
             grad=tf.cast(gradient, dtype),
         )
+
+
+# The name the first saved models carry (it lived in `examples.nmt`), as an
+# alias: they still load.
+keras.saving.get_custom_objects()["examples.nmt>FusedAdam"] = FusedAdam

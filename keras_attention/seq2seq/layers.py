@@ -61,11 +61,17 @@ from keras_attention.layers import MultiplicativeAttention
 
 
 def make_attention(score: str, units: int) -> Any:
-    """The attention layer of `score` (`units`: additive hidden size)."""
+    """The attention layer of `score` (`units`: additive hidden size).
+
+    Raises:
+        ValueError: for a score that is not one of `Seq2Seq`'s.
+    """
     if score == "dot":
         return DotAttention(name="attention")
     if score == "general":
         return MultiplicativeAttention(name="attention")
+    if score == "additive":
+        return AdditiveAttention(units=units, name="attention")
     if score == "location":
         return LocationSensitiveAttention(units=units, name="attention")
     if score == "monotonic":
@@ -74,7 +80,10 @@ def make_attention(score: str, units: int) -> Any:
         return BahdanauMonotonicAttention(
             units=units, normalize=True, mode="parallel", name="attention"
         )
-    return AdditiveAttention(units=units, name="attention")
+    raise ValueError(
+        "`score` must be one of ('dot', 'general', 'additive', 'location', "
+        f"'monotonic'). Received: score={score!r}"
+    )
 
 
 # Log-probability of a masked source position (finite: no NaN in the
@@ -251,6 +260,11 @@ def make_head_layers(head: str, units: int, target_vocab_size: int) -> dict:
     `"lexical"`), by name; `units` are the decoder's."""
     if head == "off":
         return {}
+    if head not in ("guided", "lexical"):
+        raise ValueError(
+            "`alignment_head` must be one of ('off', 'guided', 'lexical'). "
+            f"Received: alignment_head={head!r}"
+        )
     layers = {
         "alignment_attention": MultiplicativeAttention(
             name="alignment_attention"

@@ -1,7 +1,10 @@
 """Loss and metric of the NMT example: both ignore the padding targets.
 
-Registered, so that the compiled training model saves to `.keras` and loads
-back with `safe_mode=True` without `custom_objects`.
+Registered under package `keras_attention` (`keras_attention>MaskedLoss`),
+so that the compiled training model saves to `.keras` and loads back with
+`safe_mode=True` without `custom_objects`. Files saved before, under the
+first names (`nmt>MaskedLoss`, ...), still load: those names are aliases
+in `keras.saving.get_custom_objects()`.
 """
 
 from typing import Any
@@ -11,7 +14,7 @@ import keras
 from keras import ops
 
 
-@keras.saving.register_keras_serializable(package="nmt")
+@keras.saving.register_keras_serializable(package="keras_attention")
 class MaskedLoss(keras.losses.Loss):
     """Token cross-entropy averaged over the non-padding targets.
 
@@ -56,7 +59,7 @@ class MaskedLoss(keras.losses.Loss):
         return config
 
 
-@keras.saving.register_keras_serializable(package="nmt")
+@keras.saving.register_keras_serializable(package="keras_attention")
 class MaskedMean(keras.losses.Loss):
     """A per-token loss the model computes itself (`y_pred`, `(batch, T)`:
     the lexical alignment head's negative log-likelihood), averaged over
@@ -72,7 +75,7 @@ class MaskedMean(keras.losses.Loss):
         return ops.ones_like(per_token[:, 0]) * token_mean
 
 
-@keras.saving.register_keras_serializable(package="nmt")
+@keras.saving.register_keras_serializable(package="keras_attention")
 class MaskedAccuracy(keras.metrics.Metric):
     """Share of non-padding target tokens predicted exactly (argmax)."""
 
@@ -101,3 +104,9 @@ class MaskedAccuracy(keras.metrics.Metric):
     def reset_state(self) -> None:
         self.correct.assign(0.0)
         self.count.assign(0.0)
+
+
+# The names the first `.keras` files carry (package "nmt"), as aliases.
+for _cls in (MaskedLoss, MaskedMean, MaskedAccuracy):
+    keras.saving.get_custom_objects()[f"nmt>{_cls.__name__}"] = _cls
+del _cls

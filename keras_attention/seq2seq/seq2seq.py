@@ -36,8 +36,16 @@ from typing import Optional
 from typing import Sequence
 from keras_attention.typing import Tensor
 
+import contextlib
+import inspect
+
 import keras
 
+from keras_attention.checks import ArgumentTypeError
+from keras_attention.checks import check_bool
+from keras_attention.checks import check_choice
+from keras_attention.checks import check_float
+from keras_attention.checks import check_int
 from keras_attention.rnn import AttentionRNN
 from keras_attention.rnn import AttentionWrapper
 from keras_attention.rnn import AttentionalOutput
@@ -45,30 +53,65 @@ from keras_attention.rnn import LSTM
 from keras_attention.seq2seq import layers as layers_lib
 from keras_attention.seq2seq.forward import ForwardPass
 from keras_attention.seq2seq.generation import Generation
+from keras_attention.seq2seq.tokens import RESERVED_TOKENS
 
 
-# The constructor arguments, in order (`get_config`).
-_ARGUMENTS = (
-    "source_vocab_size",
-    "target_vocab_size",
-    "model",
-    "score",
-    "cell",
-    "bidirectional",
-    "embedding_dim",
-    "units",
-    "encoder_layers",
-    "decoder_layers",
-    "dropout",
-    "attention_units",
-    "bridge",
-    "bridge_dropout",
-    "attend_source_end",
-    "unattended_source_ids",
-    "attention_keys",
-    "attention_values",
-    "alignment_head",
-)
+# The values of the string arguments. Plain literals: the examples' command
+# lines read them (and the defaults of `Seq2Seq.__init__`) from this file's
+# source before Keras is imported (`examples/common/config.py`).
+MODELS = ("luong", "stepwise")
+SCORES = ("dot", "general", "additive", "location", "monotonic")
+# Scores whose weights depend on the previous step's alignment: they run
+# in the step-wise decoder only.
+STATEFUL_SCORES = ("location", "monotonic")
+CELLS = ("lstm", "gru")
+# `attention_keys` and `attention_values`.
+ATTENTION_INPUTS = ("encoder", "embedding")
+ALIGNMENT_HEADS = ("off", "guided", "lexical")
+
+# Vocabulary sizes hold at least the reserved tokens (ids 0 to 3).
+_MIN_VOCAB_SIZE = len(RESERVED_TOKENS)
+_OWNER = "Seq2Seq"
+
+
+@contextlib.contextmanager
+def _dtype_policy_scope(policy: Any):
+    """The global dtype policy set to `policy` meanwhile, so that every
+    sublayer `Seq2Seq` makes (the RNN cells inside the wrappers, the
+    layers of the functional graph) takes the model's policy. Keras keeps
+    the global policy per thread."""
+    saved = keras.config.dtype_policy()
+    keras.config.set_dtype_policy(policy)
+    try:
+        yield
+    finally:
+        keras.config.set_dtype_policy(saved)
+
+
+def _check_source_ids(value: Any, vocab_size: Optional[int]) -> tuple:
+    """`unattended_source_ids` as a tuple of Python ints in
+    `[0, vocab_size)` (no upper bound for an unknown `vocab_size`)."""
+    name = "unattended_source_ids"
+    try:
+        if isinstance(value, (str, bytes)):
+            raise TypeError
+        items = list(value)
+    except TypeError:
+        raise ArgumentTypeError(
+            f"{_OWNER}: `{name}` must be a sequence of source token ids. "
+            f"Received: {name}={value!r:.80} of type {type(value).__name__}"
+        ) from None
+    ids = []
+    for i, item in enumerate(items):
+        item = check_int(f"{name}[{i}]", item, low=0, owner=_OWNER)
+        if vocab_size is not None and item >= vocab_size:
+            raise ValueError(
+                f"{_OWNER}: `{name}` must hold ids of the source vocabulary, "
+                f"in [0, source_vocab_size={vocab_size}). Received: "
+                f"{name}[{i}]={item}"
+            )
+        ids.append(item)
+    return tuple(ids)
 
 
 @keras.saving.register_keras_serializable(package="keras_attention")
@@ -86,35 +129,73 @@ class Seq2Seq(ForwardPass, Generation, keras.Model):
     with a dict of losses over the outputs that train, and give `fit` the
     targets of those (a tensor alone is the `"logits"` target).
 
+    Every argument is checked before any layer is made
+    (`Seq2Seq.check_arguments`). Integer arguments take Python or numpy
+    integers (not bools, not floats); the configuration holds Python
+    values. The model's dtype policy (`dtype=`, else the global policy)
+    is every sublayer's and is part of `get_config`, so a `.keras` file
+    reloads with the policy it was saved with.
+
     Args:
-        source_vocab_size: Size of the source vocabulary.
-        target_vocab_size: Size of the target vocabulary.
-        model: `"luong"` or `"stepwise"`. Defaults to `"luong"`.
-        score: `"dot"`, `"general"`, `"additive"`, `"location"` or
+        source_vocab_size: Size of the source vocabulary, an integer >= 4:
+            every vocabulary starts with the reserved tokens `[PAD] [UNK]
+            [START] [END]` (ids 0 to 3; the memory mask reads `[END]`, id
+            3, on the source side too).
+        target_vocab_size: Size of the target vocabulary, an integer >= 4.
+        model: `"luong"` (sequence-mode decoder, attention after it) or
+            `"stepwise"` (`AttentionRNN` with input feeding). Defaults to
+            `"luong"`.
+        score: `"dot"`, `"general"`, `"additive"`, or, with
+            `model="stepwise"` only (they are stateful), `"location"` and
             `"monotonic"`. Defaults to `"general"`.
         cell: `"lstm"` or `"gru"`. Defaults to `"lstm"`.
         bidirectional: Whether the encoder is bidirectional. Defaults to
             `True`.
-        embedding_dim: Size of the embeddings. Defaults to `64`.
-        units: Units of each encoder RNN (per direction). Defaults to `128`.
-        encoder_layers: Stacked encoder RNNs. Defaults to `1`.
-        decoder_layers: Stacked decoder RNNs. Defaults to `1`.
-        dropout: Dropout rate. Defaults to `0.1`.
-        attention_units: Hidden size of the additive scores. Defaults to
-            the decoder units.
+        embedding_dim: Size of the embeddings, a positive integer.
+            Defaults to `64`.
+        units: Units of each encoder RNN (per direction), a positive
+            integer. Defaults to `128`.
+        encoder_layers: Stacked encoder RNNs, a positive integer. Defaults
+            to `1`.
+        decoder_layers: Stacked decoder RNNs, a positive integer. Defaults
+            to `1`.
+        dropout: Dropout rate, in `[0, 1)`. Defaults to `0.1`.
+        attention_units: Hidden size of the additive, location and
+            monotonic scores, a positive integer or `None` for the decoder
+            units (the dot and general scores have none and ignore it).
+            Defaults to `None`.
         bridge: Whether the encoder's final states initialise the decoder.
             Defaults to `True`.
         bridge_dropout: Share of training sentences whose decoder starts
-            from zeros. Defaults to `0.0`.
+            from zeros, in `[0, 1)` (without effect when `bridge=False`).
+            Defaults to `0.0`.
         attend_source_end: Whether the attention may attend to the source
             `[END]`. Defaults to `True`.
-        unattended_source_ids: Source ids never attended. Defaults to `()`.
-        attention_keys: `"encoder"` or `"embedding"` (`"luong"` only).
-            Defaults to `"encoder"`.
-        attention_values: `"encoder"` or `"embedding"` (`"luong"` only).
-            Defaults to `"encoder"`.
+        unattended_source_ids: Source ids never attended, integers in
+            `[0, source_vocab_size)`. Defaults to `()`.
+        attention_keys: `"encoder"` or `"embedding"` (`model="luong"`
+            only; with `score="dot"`, `embedding_dim` must equal the
+            decoder units). Defaults to `"encoder"`.
+        attention_values: `"encoder"` or `"embedding"` (`model="luong"`
+            only; not both `"embedding"` without the bridge, which would
+            leave the encoder unused). Defaults to `"encoder"`.
         alignment_head: `"off"`, `"guided"` or `"lexical"` (`layers.py`).
             Defaults to `"off"`.
+        **kwargs: `keras.Model` arguments: `name`, `trainable`, `dtype`
+            (a dtype policy, e.g. `"mixed_bfloat16"`).
+
+    Raises:
+        ValueError: for an argument out of its domain (an unknown choice,
+            a non-positive size, a rate outside `[0, 1)` or NaN, a
+            vocabulary smaller than the reserved tokens, an unattended id
+            outside the source vocabulary) or a combination the model does
+            not support (a stateful score or an `"embedding"` attention
+            input with the other decoder, the dot score over embedding keys
+            of another size than the decoder's). The message names the
+            argument, the expected and the received value.
+        ArgumentTypeError: (a `TypeError` and a `ValueError`) for an
+            argument of the wrong type (`units="8"`, `units=8.0`,
+            `bidirectional="yes"`).
 
     Example:
 
@@ -149,55 +230,178 @@ class Seq2Seq(ForwardPass, Generation, keras.Model):
         alignment_head: str = "off",
         **kwargs: Any,
     ):
-        for name, value in (
-            ("source_vocab_size", source_vocab_size),
-            ("target_vocab_size", target_vocab_size),
-        ):
-            if not isinstance(value, int) or value < 1:
+        given = locals()
+        arguments = self.check_arguments(
+            **{name: given[name] for name in _ARGUMENTS}
+        )
+        policy = keras.dtype_policies.get(kwargs.pop("dtype", None))
+        # === Config ===
+        for name, value in arguments.items():
+            setattr(self, name, value)
+        self.decoder_units = self.units * (2 if self.bidirectional else 1)
+        # The functional model takes its own policy from the global one
+        # too: it drops a `dtype` argument.
+        with _dtype_policy_scope(policy):
+            inputs, outputs = self._make_layers()
+            super().__init__(inputs=inputs, outputs=outputs, **kwargs)
+
+    @classmethod
+    def check_arguments(cls, **arguments: Any) -> dict:
+        """The constructor arguments, checked, with the defaults filled in.
+
+        The one place where the arguments of `Seq2Seq` are checked: the
+        constructor calls it before it makes any layer, and so can code
+        that holds the arguments before it builds a model (the examples'
+        `ModelConfig`). An argument not given takes its default (from the
+        constructor's signature); the vocabulary sizes, which have none,
+        are checked only when given (and the range of
+        `unattended_source_ids` with `source_vocab_size`).
+
+        Args:
+            **arguments: Constructor arguments by name.
+
+        Returns:
+            A dict of the arguments given or defaulted, in the order of the
+            constructor, as Python values (`int`, `float`, `bool`, `str`,
+            a tuple of ints).
+
+        Raises:
+            TypeError: for a name that is not an argument of `Seq2Seq`.
+            ValueError, ArgumentTypeError: as the constructor
+                (`Seq2Seq`'s `Raises:`).
+        """
+        unknown = sorted(set(arguments) - set(_ARGUMENTS))
+        if unknown:
+            raise TypeError(
+                f"{_OWNER}: unknown argument(s) {unknown}; expected some of "
+                f"{list(_ARGUMENTS)}"
+            )
+        values = {
+            name: arguments.get(name, parameter.default)
+            for name, parameter in _PARAMETERS.items()
+            if name in arguments or parameter.default is not parameter.empty
+        }
+        out = {}
+        for name in ("source_vocab_size", "target_vocab_size"):
+            if name not in values:
+                continue
+            size = check_int(name, values[name], owner=_OWNER)
+            if size < _MIN_VOCAB_SIZE:
                 raise ValueError(
-                    f"`{name}` must be a positive integer (the size of the "
-                    f"learned vocabulary). Received: {name}={value!r}"
+                    f"{_OWNER}: `{name}` must be an integer >= "
+                    f"{_MIN_VOCAB_SIZE}: ids 0 to {_MIN_VOCAB_SIZE - 1} are "
+                    f"the reserved tokens {' '.join(RESERVED_TOKENS)}. "
+                    f"Received: {name}={size}"
                 )
-        decoder_units = units * (2 if bidirectional else 1)
-        rnn_class = LSTM if cell == "lstm" else keras.layers.GRU
+            out[name] = size
+        for name, choices in (
+            ("model", MODELS),
+            ("score", SCORES),
+            ("cell", CELLS),
+            ("attention_keys", ATTENTION_INPUTS),
+            ("attention_values", ATTENTION_INPUTS),
+            ("alignment_head", ALIGNMENT_HEADS),
+        ):
+            out[name] = check_choice(name, values[name], choices, _OWNER)
+        for name in ("bidirectional", "bridge", "attend_source_end"):
+            out[name] = check_bool(name, values[name], _OWNER)
+        for name in ("embedding_dim", "units", "encoder_layers",
+                     "decoder_layers", "attention_units"):
+            out[name] = check_int(
+                name, values[name], low=1,
+                allow_none=name == "attention_units", owner=_OWNER,
+            )
+        for name in ("dropout", "bridge_dropout"):
+            out[name] = check_float(
+                name, values[name], low=0.0, high=1.0, high_open=True,
+                owner=_OWNER,
+            )
+        out["unattended_source_ids"] = _check_source_ids(
+            values["unattended_source_ids"], out.get("source_vocab_size")
+        )
+        if out["score"] in STATEFUL_SCORES and out["model"] != "stepwise":
+            raise ValueError(
+                f"{_OWNER}: `score={out['score']!r}` is stateful (it needs "
+                "the previous step's alignment) and runs only in the "
+                "step-wise decoder: expected model='stepwise'. Received: "
+                f"model={out['model']!r}"
+            )
+        for name in ("attention_keys", "attention_values"):
+            if out[name] == "embedding" and out["model"] != "luong":
+                raise ValueError(
+                    f"{_OWNER}: `{name}='embedding'` needs `model='luong'` "
+                    "(the step-wise decoder attends to the encoder states). "
+                    f"Received: model={out['model']!r}"
+                )
+        decoder_units = out["units"] * (2 if out["bidirectional"] else 1)
+        if (
+            out["score"] == "dot"
+            and out["attention_keys"] == "embedding"
+            and out["embedding_dim"] != decoder_units
+        ):
+            raise ValueError(
+                f"{_OWNER}: `score='dot'` with `attention_keys='embedding'` "
+                "needs `embedding_dim` equal to the decoder units (`units`, "
+                "doubled when `bidirectional`): the dot score compares "
+                "vectors of one size (use score='general' otherwise). "
+                f"Received: embedding_dim={out['embedding_dim']}, "
+                f"units={out['units']}, "
+                f"bidirectional={out['bidirectional']}"
+            )
+        if (
+            out["attention_keys"] == out["attention_values"] == "embedding"
+            and not out["bridge"]
+        ):
+            raise ValueError(
+                f"{_OWNER}: `attention_keys` and `attention_values` both "
+                "'embedding' need `bridge=True`: the encoder would be "
+                f"unused. Received: bridge={out['bridge']}"
+            )
+        return {name: out[name] for name in _ARGUMENTS if name in out}
+
+    def _make_layers(self) -> tuple:
+        """Makes the layers and wires the functional graph: `(inputs,
+        outputs)` of the model."""
+        rnn_class = LSTM if self.cell == "lstm" else keras.layers.GRU
 
         def rnn(n: Any, name: str) -> Any:
             return rnn_class(
                 n, return_sequences=True, return_state=True, name=name
             )
 
+        decoder_units = self.decoder_units
         # === Layers ===
         self.source_embedding = keras.layers.Embedding(
-            source_vocab_size,
-            embedding_dim,
+            self.source_vocab_size,
+            self.embedding_dim,
             mask_zero=True,
             name="source_embedding",
         )
         self.target_embedding = keras.layers.Embedding(
-            target_vocab_size,
-            embedding_dim,
+            self.target_vocab_size,
+            self.embedding_dim,
             mask_zero=True,
             name="target_embedding",
         )
         self.encoder_rnns = []
-        for i in range(encoder_layers):
-            layer = rnn(units, f"encoder_rnn_{i}")
-            if bidirectional:
+        for i in range(self.encoder_layers):
+            layer = rnn(self.units, f"encoder_rnn_{i}")
+            if self.bidirectional:
                 layer = keras.layers.Bidirectional(
                     layer, merge_mode="concat", name=f"encoder_birnn_{i}"
                 )
             self.encoder_rnns.append(layer)
-        self.dropout_layer = keras.layers.Dropout(dropout, name="dropout")
+        self.dropout_layer = keras.layers.Dropout(self.dropout, name="dropout")
         self.attention = layers_lib.make_attention(
-            score, attention_units or decoder_units
+            self.score, self.attention_units or decoder_units
         )
         self.output_projection = keras.layers.Dense(
-            target_vocab_size, dtype="float32", name="logits"
+            self.target_vocab_size, dtype="float32", name="logits"
         )
-        if model == "luong":
+        if self.model == "luong":
             self.decoder_rnns = [
                 rnn(decoder_units, f"decoder_rnn_{i}")
-                for i in range(decoder_layers)
+                for i in range(self.decoder_layers)
             ]
             self.attentional_output = AttentionalOutput(
                 decoder_units, name="attentional_output"
@@ -205,12 +409,12 @@ class Seq2Seq(ForwardPass, Generation, keras.Model):
         else:
             cell_class = (
                 keras.layers.LSTMCell
-                if cell == "lstm"
+                if self.cell == "lstm"
                 else keras.layers.GRUCell
             )
             cells = [
                 cell_class(decoder_units, name=f"decoder_cell_{i}")
-                for i in range(decoder_layers)
+                for i in range(self.decoder_layers)
             ]
             self.wrapper = AttentionWrapper(
                 cells[0]
@@ -224,47 +428,21 @@ class Seq2Seq(ForwardPass, Generation, keras.Model):
             )
             self.decoder_rnn = AttentionRNN(self.wrapper, name="decoder")
         self.head_layers = layers_lib.make_head_layers(
-            alignment_head, decoder_units, target_vocab_size
+            self.alignment_head, decoder_units, self.target_vocab_size
         )
         self.bridge_dropout_layer = (
-            layers_lib.BridgeDropout(bridge_dropout, name="bridge_dropout")
-            if bridge and bridge_dropout
+            layers_lib.BridgeDropout(
+                self.bridge_dropout, name="bridge_dropout"
+            )
+            if self.bridge and self.bridge_dropout
             else None
         )
-
-        # === Config ===
-        self.source_vocab_size = source_vocab_size
-        self.target_vocab_size = target_vocab_size
-        self.model = model
-        self.score = score
-        self.cell = cell
-        self.bidirectional = bidirectional
-        self.embedding_dim = embedding_dim
-        self.units = units
-        self.encoder_layers = encoder_layers
-        self.decoder_layers = decoder_layers
-        self.dropout = dropout
-        self.attention_units = attention_units
-        self.bridge = bridge
-        self.bridge_dropout = bridge_dropout
-        self.attend_source_end = attend_source_end
-        self.unattended_source_ids = tuple(
-            int(i) for i in unattended_source_ids
-        )
-        self.attention_keys = attention_keys
-        self.attention_values = attention_values
-        self.alignment_head = alignment_head
-        self.decoder_units = decoder_units
 
         # === Functional model ===
         source_ids = keras.Input((None,), dtype="int32", name="source_ids")
         target_in = keras.Input((None,), dtype="int32", name="target_in")
         outputs = self._teacher_forced(source_ids, target_in)
-        super().__init__(
-            inputs={"source_ids": source_ids, "target_in": target_in},
-            outputs=outputs,
-            **kwargs,
-        )
+        return {"source_ids": source_ids, "target_in": target_in}, outputs
 
     def __setattr__(self, name: str, value: Any) -> None:
         # The layers are set before `Model.__init__` (the functional model
@@ -311,8 +489,22 @@ class Seq2Seq(ForwardPass, Generation, keras.Model):
         config = {"name": self.name, "trainable": self.trainable}
         config.update({name: getattr(self, name) for name in _ARGUMENTS})
         config["unattended_source_ids"] = list(self.unattended_source_ids)
+        # Configs saved before this key load under the global policy.
+        config["dtype"] = keras.dtype_policies.serialize(self.dtype_policy)
         return config
 
     @classmethod
     def from_config(cls, config: dict) -> Any:
         return cls(**config)
+
+
+# The constructor's arguments, in order (`get_config`), and their defaults:
+# the signature is the one place they are written.
+_PARAMETERS = {
+    name: parameter
+    for name, parameter in inspect.signature(
+        Seq2Seq.__init__
+    ).parameters.items()
+    if name != "self" and parameter.kind is parameter.POSITIONAL_OR_KEYWORD
+}
+_ARGUMENTS = tuple(_PARAMETERS)
