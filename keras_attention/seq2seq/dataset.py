@@ -60,6 +60,7 @@ def make_dataset(
     links: Any = None,
     fixed_shapes: bool = False,
     lexical: bool = False,
+    cache: Optional[bool] = None,
 ) -> Any:
     """`tf.data` pipeline of `({"source_ids", "target_in"}, target_out)`.
 
@@ -95,6 +96,10 @@ def make_dataset(
         target_processor: The target tokenizer (ids with `[START]` and
             `[END]`).
         batch_size: Pairs per batch.
+        cache: Whether the tokenized pairs are kept in memory after the
+            first pass (shuffling and batching then read them from there).
+            Defaults to `True` for a list of pairs, `False` for a
+            `tf.data.Dataset`.
     """
     if isinstance(corpus, tf.data.Dataset):
         ds = corpus.enumerate().map(lambda i, pair: (pair[0], pair[1], i))
@@ -111,12 +116,6 @@ def make_dataset(
             )
         )
         buffer = len(sources)
-    if shuffle:
-        ds = ds.shuffle(
-            max(buffer, 1), seed=seed, reshuffle_each_iteration=True
-        )
-    if repeat:
-        ds = ds.repeat()
 
     def tokenize(s: Tensor, t: Tensor, index: Any) -> Any:
         s, t = source_processor.tokenize(s), target_processor.tokenize(t)
@@ -133,6 +132,18 @@ def make_dataset(
     )
     # Back to one unpadded example per element.
     ds = ds.unbatch().map(lambda s, ns, t, nt, i: (s[:ns], t[:nt], i))
+    if cache is None:
+        cache = not isinstance(corpus, tf.data.Dataset)
+    if cache:
+        # Tokenized once: an epoch then reads ids from memory (a new
+        # iterator over the tokenizing graph costs about a second).
+        ds = ds.cache()
+    if shuffle:
+        ds = ds.shuffle(
+            max(buffer, 1), seed=seed, reshuffle_each_iteration=True
+        )
+    if repeat:
+        ds = ds.repeat()
     if links is None:
         ds = ds.map(lambda s, t, i: (s, t))
         padding = None

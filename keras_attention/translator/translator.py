@@ -320,15 +320,21 @@ class Translator(keras.Model):
                 )
             corpus = _Pairs(*_check_pairs(x, y))
         source, target = self.framed_tokenizers
-        return make_dataset(
+        batch_size = check_positive_int("batch_size", batch_size)
+        data = make_dataset(
             corpus,
             source,
             target,
-            check_positive_int("batch_size", batch_size),
+            batch_size,
             shuffle=shuffle,
             seed=seed,
             lexical=self.seq2seq.alignment_head == "lexical",
         )
+        if isinstance(corpus, _Pairs):
+            # Known to Keras from the first epoch on (no "ran out of data").
+            batches = -(-len(corpus.pairs) // batch_size)
+            data = data.apply(tf.data.experimental.assert_cardinality(batches))
+        return data
 
     def fit(
         self,

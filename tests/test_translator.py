@@ -1,0 +1,216 @@
+"""`Translator`: text in, text out, on every backend.
+
+One tiny translator is trained per module (a word-substitution task whose
+true word alignment is the diagonal); the tests check the contract of the
+issue's 15-line script: `from_texts`, `fit` (lists and `tf.data`),
+`translate` (greedy, beam, n-best, sampling), `generate`, `align` against
+an independent numpy reading of the weights, `save`/`load_model` in a
+fresh process after only `import keras_attention`, and `export` served by
+plain TensorFlow in a fresh process.
+"""
+
+import json
+import os
+import subprocess
+import sys
+
+import keras
+import numpy as np
+import pytest
+
+from keras_attention.seq2seq import Seq2Seq
+from keras_attention.seq2seq import Translator
+from keras_attention.tokenizers import WhitespaceTokenizer
+
+FRENCH = {"le": "the", "un": "a", "chat": "cat", "chien": "dog",
+          "noir": "black", "blanc": "white", "petit": "small"}
+
+
+def corpus():
+    rng = np.random.default_rng(0)
+    words = list(FRENCH)
+    sources = [" ".join(rng.choice(words, size=rng.integers(2, 5)))
+               for _ in range(96)]
+    targets = [" ".join(FRENCH[w] for w in s.split()) for s in sources]
+    return sources, targets
+
+
+SOURCES, TARGETS = corpus()
+ENV = dict(os.environ, PYTHONPATH=os.getcwd())
+
+
+@pytest.fixture(scope="module")
+def translator():
+    keras.utils.set_random_seed(0)
+    model = Translator.from_texts(
+        SOURCES, TARGETS, source_tokenizer="whitespace",
+        target_tokenizer="whitespace", units=16, embedding_dim=16,
+        dropout=0.0, score="dot",
+    )
+    model.compile(keras.optimizers.Adam(0.02))
+    history = model.fit(SOURCES, TARGETS, batch_size=16, epochs=12,
+                        verbose=0)
+    model.history_losses = history.history["loss"]
+    return model
+
+
+def test_fit_learns_and_translates(translator):
+    losses = translator.history_losses
+    assert losses[-1] < 0.5 * losses[0]
+    out = translator.translate(SOURCES[:16])
+    assert isinstance(out, list) and all(isinstance(t, str) for t in out)
+    assert np.mean([o == t for o, t in zip(out, TARGETS[:16])]) >= 0.5
+    assert translator.translate(SOURCES[0]) == out[0]
+    assert translator.translate([]) == []
+
+
+def test_beam_nbest_sample(translator):
+    greedy = translator.translate(SOURCES[:4])
+    beam = translator.translate(SOURCES[:4], strategy="beam", beam_width=3)
+    assert len(beam) == 4 and all(isinstance(t, str) for t in beam)
+    nbest = translator.translate(SOURCES[:2], strategy="nbest", beam_width=3,
+                                 n_best=2)
+    assert [len(n) for n in nbest] == [2, 2]
+    one = translator.translate(SOURCES[:4], strategy="sample", seed=3)
+    two = translator.translate(SOURCES[:4], strategy="sample", seed=3)
+    assert one == two
+    assert greedy == translator.translate(SOURCES[:4])
+
+
+def test_generate_gives_tokens_scores_attention(translator):
+    [result] = translator.generate([SOURCES[0]])
+    assert result["source_tokens"] == SOURCES[0].split() + ["[END]"]
+    tokens = result["target_tokens"]
+    assert result["attention"].shape == (len(tokens), len(result["source_tokens"]))
+    np.testing.assert_allclose(result["attention"].sum(-1), 1.0, atol=1e-4)
+    assert result["score"] <= 0.0
+
+
+def test_align_against_numpy_reading(translator):
+    sources, targets = SOURCES[:8], TARGETS[:8]
+    links = translator.align(sources, targets)
+    weights = translator.teacher_forced_weights(sources, targets)
+    for i, (s, t) in enumerate(zip(sources, targets)):
+        n_s, n_t = len(s.split()), len(t.split())
+        # One token a word: word j of the source is column j, word i of
+        # the target is predicted by row i (the row after [START]).
+        expected = {(int(np.argmax(weights[i, r, :n_s])), r)
+                    for r in range(n_t)}
+        assert links[i] == expected
+    threshold = translator.align(sources, targets, method="threshold",
+                                 threshold=0.3)
+    for i, (s, t) in enumerate(zip(sources, targets)):
+        w = weights[i, : len(t.split()), : len(s.split())]
+        assert threshold[i] == {(int(c), int(r))
+                                for r, c in zip(*np.nonzero(w >= 0.3))}
+
+
+def test_align_symmetrized_and_cut(translator):
+    both = translator.align(SOURCES[:4], TARGETS[:4], reverse=translator,
+                            symmetrize="intersection")
+    one = translator.align(SOURCES[:4], TARGETS[:4])
+    assert all(b <= o for b, o in zip(both, one))
+    long_source = " ".join(["chat"] * 100)
+    [links] = translator.align([long_source], ["cat"])
+    assert all(s < translator.max_tokens - 1 for s, _ in links)
+
+
+def test_subword_words_grouped():
+    """With WordPiece and punctuation, links index whitespace words."""
+    sources = ["le chat, noir."] * 8
+    targets = ["the cat, black."] * 8
+    model = Translator.from_texts(sources, targets, vocabulary_size=40,
+                                  units=4, embedding_dim=4)
+    [links] = model.align(sources[:1], targets[:1])
+    assert {t for _, t in links} == {0, 1, 2}
+    assert all(0 <= s < 3 for s, _ in links)
+
+
+def test_fit_on_tf_data_and_validation(translator):
+    import tensorflow as tf
+
+    data = tf.data.Dataset.from_tensor_slices((SOURCES[:32], TARGETS[:32]))
+    model = Translator.from_config(translator.get_config())
+    history = model.fit(data, epochs=1, batch_size=16, verbose=0,
+                        validation_data=(SOURCES[:8], TARGETS[:8]))
+    assert "val_loss" in history.history
+    result = model.evaluate(SOURCES[:8], TARGETS[:8], verbose=0,
+                            return_dict=True)
+    assert np.isfinite(result["loss"])
+
+
+LOAD = """
+import json, sys
+import keras, keras_attention
+model = keras.models.load_model(sys.argv[1])
+print(json.dumps(model.translate(json.loads(sys.argv[2]))))
+"""
+
+SERVE = """
+import json, sys
+import tensorflow as tf
+import tensorflow_text  # noqa: F401
+model = tf.saved_model.load(sys.argv[1])
+out = model.signatures["serving_default"](tf.constant(json.loads(sys.argv[2])))
+print(json.dumps([t.decode() for t in out["translation"].numpy()]))
+"""
+
+
+def run_python(script, *args, backend=None):
+    env = dict(ENV)
+    if backend:
+        env["KERAS_BACKEND"] = backend
+    done = subprocess.run([sys.executable, "-c", script, *args], env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def test_save_and_load_in_fresh_process(translator, tmp_path):
+    path = str(tmp_path / "translator.keras")
+    translator.save(path)
+    texts = SOURCES[:6]
+    expected = translator.translate(texts)
+    loaded = run_python(LOAD, path, json.dumps(texts),
+                        backend=keras.config.backend())
+    assert loaded == expected
+    again = keras.models.load_model(path, safe_mode=True)
+    assert again.translate(texts) == expected
+    assert isinstance(again.seq2seq, Seq2Seq)
+    assert again.source_tokenizer.vocabulary == (
+        translator.source_tokenizer.vocabulary)
+
+
+@pytest.mark.slow
+def test_export_served_by_plain_tensorflow(translator, tmp_path):
+    texts = SOURCES[:6]
+    path = translator.export(str(tmp_path / "export"))
+    served = run_python(SERVE, path, json.dumps(texts))
+    assert served == translator.translate(texts)
+
+
+def test_misuse(translator):
+    with pytest.raises(ValueError, match="as many texts"):
+        Translator.from_texts(["a"], ["b", "c"])
+    with pytest.raises(TypeError, match="not one string"):
+        translator.translate(["a"], strategy="greedy") and translator.align(
+            "le chat", ["the cat"])
+    with pytest.raises(TypeError, match=r"texts\[1\]"):
+        translator.translate(["le chat", None])
+    with pytest.raises(ValueError, match="source_vocab_size"):
+        Translator.from_texts(["a"], ["b"], source_vocab_size=10)
+    with pytest.raises(ValueError, match="method"):
+        translator.align(["le"], ["the"], method="max")
+    with pytest.raises(ValueError, match="strategy"):
+        translator.translate(["le"], strategy="topk")
+    with pytest.raises(ValueError, match="`y`"):
+        translator.fit(SOURCES)
+    tok = WhitespaceTokenizer.from_texts(["a b"], 10)
+    with pytest.raises(ValueError, match="source_vocab_size"):
+        Translator(translator.seq2seq, tok, translator.target_tokenizer)
+    with pytest.raises(TypeError, match="source_tokenizer"):
+        Translator(translator.seq2seq, "wordpiece",
+                   translator.target_tokenizer)
+    with pytest.raises(ValueError, match="max_tokens"):
+        Translator(translator.seq2seq, translator.source_tokenizer,
+                   translator.target_tokenizer, max_tokens=2)
