@@ -138,6 +138,7 @@ class SavedModelDecoder(Decoder):
             self.function = lambda text: signature(text=text, **arguments)
 
     def decode(self, texts: List[str]) -> List[Hypotheses]:
+        import numpy as np
         import tensorflow as tf
 
         out = self.function(tf.constant(texts, tf.string))
@@ -146,7 +147,8 @@ class SavedModelDecoder(Decoder):
         results = []
         for i in range(len(texts)):
             pairs = zip(
-                translations[i].reshape(-1), scores[i].reshape(-1)
+                np.asarray(translations[i]).reshape(-1),
+                np.asarray(scores[i]).reshape(-1),
             )
             results.append([(t.decode("utf-8"), float(s)) for t, s in pairs])
         return results
