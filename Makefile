@@ -12,8 +12,11 @@ export TF_CPP_MIN_LOG_LEVEL ?= 2
 # torch is pinned to the CPU build that pip finds on these machines; an
 # unpinned torch pulls a multi-GB CUDA build.
 BACKEND_PINS ?= "torch==2.13.0" "jax[cpu]>=0.4.30"
+# What a new user meets from the installed wheel (the tutorial's script, the
+# console script): run by `make wheel-test` only.
+FRONT_DOOR_TESTS ?= tests/test_wheel_front_door.py
 # Tests that run on every Keras backend (the rest needs TensorFlow).
-BACKEND_TESTS ?= $(wildcard tests/test_compat*.py tests/test_layers*.py tests/test_rnn*.py tests/test_decoding*.py tests/test_visualization*.py tests/test_alignment*.py tests/test_location_sensitive_attention.py tests/test_monotonic_attention.py tests/test_stateful_in_rnn.py tests/test_tfa_attention_parity.py tests/test_seq2seq.py tests/test_seq2seq_generate_compiled.py)
+BACKEND_TESTS ?= $(wildcard tests/test_compat*.py tests/test_layers*.py tests/test_rnn*.py tests/test_decoding*.py tests/test_visualization*.py tests/test_alignment*.py tests/test_location_sensitive_attention.py tests/test_monotonic_attention.py tests/test_stateful_in_rnn.py tests/test_tfa_attention_parity.py tests/test_seq2seq.py tests/test_seq2seq_generate_compiled.py tests/test_translator.py)
 
 # Environments made before the rename hold this project as `keras-attention`,
 # also the name of an unrelated 2019 package with the same import name
@@ -54,7 +57,7 @@ PYTEST := $(PY) -m pytest -q -p no:cacheprovider --dist loadfile --no-loadscope-
 # The examples' tests wait on subprocesses, servers and files: three
 # workers keep 2 cores busier there (7.3 against 7.8 minutes; under 9 GB
 # of memory in all); the library's tests run faster on two.
-EXAMPLE_TESTS ?= $(filter-out $(BACKEND_TESTS),$(wildcard tests/test_*.py))
+EXAMPLE_TESTS ?= $(filter-out $(BACKEND_TESTS) $(FRONT_DOOR_TESTS),$(wildcard tests/test_*.py))
 
 test: $(STAMP) $(VENV)/.backends
 	KERAS_BACKEND=tensorflow $(PYTEST) -n 2 $(BACKEND_TESTS)
@@ -73,7 +76,7 @@ dist: $(VENV)/.release
 # The wheel installed (not editable) into a fresh $(WHEEL_VENV), and the tests
 # that need only the library run against it from outside the source tree.
 WHEEL_VENV ?= $(VENV)-wheel
-WHEEL_TESTS ?= $(BACKEND_TESTS)
+WHEEL_TESTS ?= $(BACKEND_TESTS) $(FRONT_DOOR_TESTS)
 wheel-test: dist
 	PYTHON=$(PYTHON) tools/test_wheel.sh $(DIST) $(WHEEL_VENV) $(WHEEL_TESTS)
 
