@@ -97,6 +97,8 @@ class Translator(keras.Model):
         max_tokens: Longest id sequence of a sentence, `[START]`/`[END]`
             included: longer sentences are cut, in training, translation
             and alignment. Defaults to `64`.
+        source_end_token: Whether sources end with `[END]` (targets always
+            do). Defaults to `True`.
 
     Example:
 
@@ -114,6 +116,7 @@ class Translator(keras.Model):
         source_tokenizer: Any,
         target_tokenizer: Any,
         max_tokens: int = MAX_TOKENS,
+        source_end_token: bool = True,
         **kwargs: Any,
     ):
         if not isinstance(seq2seq, Seq2Seq):
@@ -138,8 +141,10 @@ class Translator(keras.Model):
                 "`max_tokens` must be at least 3 ([START], one token, "
                 f"[END]). Received: max_tokens={max_tokens}"
             )
+        source_end_token = check_bool("source_end_token", source_end_token)
         super().__init__(**kwargs)
         self.seq2seq = seq2seq
+        self.source_end_token = source_end_token
         self.source_tokenizer = source_tokenizer
         self.target_tokenizer = target_tokenizer
         self.max_tokens = max_tokens
@@ -207,16 +212,28 @@ class Translator(keras.Model):
         )
         return cls(seq2seq, made[0], made[1], max_tokens=max_tokens)
 
+    @classmethod
+    def from_run(cls, run_dir: str, weights: Optional[str] = None) -> "Translator":
+        """The translator a run directory holds (`keras_attention.seq2seq.
+        run_dir`): its `run.json` model and tokenizers, its final weights
+        (or the weights file `weights`, e.g. a checkpoint). See
+        `keras_attention.translator.runs.load_run`."""
+        from keras_attention.translator import runs
+
+        return runs.load_run(run_dir, weights)
+
     # ------------------------------------------------------------------
     # The tokenizers with the framing of each side.
     @property
     def framed_tokenizers(self) -> tuple:
         """The `(source, target)` framed tokenizers (`Tokenizer.framed`):
-        sources end with `[END]`, targets start with `[START]` and end with
-        `[END]`, both cut to `max_tokens`."""
+        sources end with `[END]` (with `source_end_token`), targets start
+        with `[START]` and end with `[END]`, both cut to `max_tokens`."""
         if self._framed is None:
             self._framed = (
-                self.source_tokenizer.framed(False, True, self.max_tokens),
+                self.source_tokenizer.framed(
+                    False, self.source_end_token, self.max_tokens
+                ),
                 self.target_tokenizer.framed(True, True, self.max_tokens),
             )
         return self._framed
@@ -518,7 +535,7 @@ class Translator(keras.Model):
         check_choice("method", method, LINK_METHODS)
         batch_size = check_positive_int("batch_size", batch_size)
         links = []
-        room = self.max_tokens - 1
+        room = self.max_tokens - int(self.source_end_token)
         for start in range(0, len(sources), batch_size):
             s_batch = sources[start : start + batch_size]
             t_batch = targets[start : start + batch_size]
@@ -590,6 +607,7 @@ class Translator(keras.Model):
             "source_tokenizer": serialize(self.source_tokenizer),
             "target_tokenizer": serialize(self.target_tokenizer),
             "max_tokens": self.max_tokens,
+            "source_end_token": self.source_end_token,
         }
 
     @classmethod
