@@ -181,3 +181,26 @@ def test_any_text_gives_valid_ids(wordpiece, texts):
     encoded = [t.encode("utf-8", "surrogatepass") for t in texts]
     ids = wordpiece.tokenize(encoded).flat_values.numpy()
     assert np.all((ids >= 1) & (ids < wordpiece.vocabulary_size))
+
+
+def test_clear_error_without_tensorflow_text():
+    """Where tensorflow-text cannot be imported, the first use says what to
+    install (the layers still import)."""
+    import subprocess
+    import sys
+
+    script = (
+        "import sys\n"
+        "sys.modules['tensorflow_text'] = None\n"
+        "import keras_attention\n"
+        "from keras_attention.tokenizers import WhitespaceTokenizer\n"
+        "tok = WhitespaceTokenizer(['[PAD]', '[UNK]', '[START]', '[END]', 'a'])\n"
+        "try:\n"
+        "    tok.tokenize(['a'])\n"
+        "except ImportError as e:\n"
+        "    print('IMPORT-ERROR', e)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True,
+                          text=True, timeout=120)
+    assert "IMPORT-ERROR" in done.stdout, done.stderr[-2000:]
+    assert "pip install tensorflow tensorflow-text" in done.stdout

@@ -28,6 +28,23 @@ from keras_attention.checks import check_positive_int
 from keras_attention.seq2seq.tokens import RESERVED_TOKENS
 
 
+def require_tensorflow() -> None:
+    """Raises an `ImportError` that says what to install where TensorFlow
+    or tensorflow-text is missing: the tokenizers (and so `Translator`)
+    run as TensorFlow ops in `tf.data`, whatever the Keras backend."""
+    for name in ("tensorflow", "tensorflow_text"):
+        try:
+            __import__(name)
+        except ImportError:
+            raise ImportError(
+                "The tokenizers and `Translator` run as TensorFlow ops "
+                "(tf.data, tensorflow-text) on every Keras backend, and "
+                f"`{name}` cannot be imported: pip install tensorflow "
+                "tensorflow-text (the versions keras-seq2seq-attention "
+                "lists). The layers and decoders need only Keras."
+            ) from None
+
+
 def check_texts(name: str, texts: Any) -> List[str]:
     """`texts` as a list of `str`: a list (or tuple) of strings, not one
     string, whose characters would count as texts.
@@ -144,6 +161,7 @@ class Tokenizer:
                 "from. Received: texts=[]"
             )
         size = check_positive_int("vocabulary_size", vocabulary_size)
+        require_tensorflow()
         if size <= len(RESERVED_TOKENS):
             raise ValueError(
                 "`vocabulary_size` must leave room for tokens after the "
@@ -168,6 +186,7 @@ class Tokenizer:
         """The tokenizer's TensorFlow module (`text_ops.TokenizerOps`):
         its lookup tables, built on first use."""
         if self._ops is None:
+            require_tensorflow()
             self._ops = self._make_ops()
         return self._ops
 
