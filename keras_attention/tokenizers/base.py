@@ -78,6 +78,19 @@ def check_texts(name: str, texts: Any) -> List[str]:
     return out
 
 
+def check_pairs(sources: Any, targets: Any) -> tuple:
+    sources = check_texts("sources", sources)
+    targets = check_texts("targets", targets)
+    if len(sources) != len(targets):
+        raise ValueError(
+            "`sources` and `targets` must hold as many texts (one pair "
+            f"each). Received: {len(sources)} sources and {len(targets)} "
+            "targets"
+        )
+    return sources, targets
+
+
+
 def check_vocabulary(vocabulary: Any) -> List[str]:
     """`vocabulary` as a list of distinct, non-empty token strings that
     starts with the reserved tokens.

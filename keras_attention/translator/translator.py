@@ -12,10 +12,8 @@ every Keras backend; the model runs on the backend of the process.
 """
 
 from typing import Any
-from typing import List
 from typing import Optional
 from typing import Sequence
-from keras_attention.typing import Tensor
 
 import keras
 import numpy as np
@@ -24,16 +22,14 @@ from keras_attention import tokenizers as tokenizers_lib
 from keras_attention.checks import check_bool
 from keras_attention.checks import check_choice
 from keras_attention.checks import check_positive_int
-from keras_attention.seq2seq.losses import MaskedAccuracy
-from keras_attention.seq2seq.losses import MaskedLoss
 from keras_attention.seq2seq.seq2seq import Seq2Seq
-from keras_attention.tokenizers import check_texts
-from keras_attention.translator import word_links
+from keras_attention.tokenizers.base import check_pairs
+from keras_attention.translator.fitting import TranslatorTraining
+from keras_attention.translator.translating import TranslatorDecoding
 
 # Longest id sequence of a sentence, `[START]`/`[END]` included.
 MAX_TOKENS = 64
 DEFAULT_VOCABULARY_SIZE = 8000
-LINK_METHODS = ("argmax", "threshold")
 
 
 def _check_tokenizer(name: str, tokenizer: Any) -> Any:
@@ -46,47 +42,8 @@ def _check_tokenizer(name: str, tokenizer: Any) -> Any:
     return tokenizer
 
 
-def _check_pairs(sources: Any, targets: Any) -> tuple:
-    sources = check_texts("sources", sources)
-    targets = check_texts("targets", targets)
-    if len(sources) != len(targets):
-        raise ValueError(
-            "`sources` and `targets` must hold as many texts (one pair "
-            f"each). Received: {len(sources)} sources and {len(targets)} "
-            "targets"
-        )
-    return sources, targets
-
-
-def _is_batches(data: Any) -> bool:
-    """Whether `data` is a `tf.data.Dataset` of model batches already (as
-    `keras.Model.fit` gives `evaluate` for validation), not of string
-    pairs."""
-    import sys
-
-    if "tensorflow" not in sys.modules:
-        return False
-    import tensorflow as tf
-
-    if not isinstance(data, tf.data.Dataset):
-        return False
-    spec = data.element_spec
-    return not (
-        isinstance(spec, tuple)
-        and len(spec) == 2
-        and all(getattr(s, "dtype", None) == tf.string for s in spec)
-    )
-
-
-class _Pairs:
-    """Sentence pairs in the form `make_dataset` reads."""
-
-    def __init__(self, sources: List[str], targets: List[str]):
-        self.pairs = list(zip(sources, targets))
-
-
 @keras.saving.register_keras_serializable(package="keras_attention")
-class Translator(keras.Model):
+class Translator(TranslatorTraining, TranslatorDecoding, keras.Model):
     """A `Seq2Seq` with its source and target tokenizers.
 
     Args:
@@ -184,7 +141,7 @@ class Translator(keras.Model):
             **seq2seq_arguments: `Seq2Seq`'s arguments (`units`, `model`,
                 `score`, ...) but the vocabulary sizes.
         """
-        sources, targets = _check_pairs(sources, targets)
+        sources, targets = check_pairs(sources, targets)
         for name in ("source_vocab_size", "target_vocab_size"):
             if name in seq2seq_arguments:
                 raise ValueError(
@@ -247,341 +204,6 @@ class Translator(keras.Model):
 
     # ------------------------------------------------------------------
     # Training.
-    def call(self, inputs: Any, training: bool = False) -> Any:
-        return self.seq2seq(inputs, training=training)
-
-    def compile(
-        self,
-        optimizer: Any = "adam",
-        loss: Any = "auto",
-        metrics: Any = "auto",
-        **kwargs: Any,
-    ) -> None:
-        """`keras.Model.compile` with the masked loss and accuracy of the
-        `"logits"` output by default (`"auto"`); `fit` compiles with the
-        defaults when the model is not compiled."""
-        if loss == "auto":
-            loss = {"logits": MaskedLoss()}
-            if self.seq2seq.alignment_head == "lexical":
-                from keras_attention.seq2seq.losses import MaskedMean
-
-                loss["lexical"] = MaskedMean()
-        if metrics == "auto":
-            metrics = {"logits": [MaskedAccuracy()]}
-        super().compile(optimizer=optimizer, loss=loss, metrics=metrics, **kwargs)
-
-    def compile_from_config(self, config: dict) -> None:
-        # Keras skips a custom `compile` on load; this one takes the saved
-        # arguments as they are.
-        config = keras.saving.deserialize_keras_object(config)
-        self.compile(**config)
-        if self.built and getattr(self, "optimizer", None) is not None:
-            self.optimizer.build(self.trainable_variables)
-
-    def _complete(self, y: Any, y_pred: Any) -> Any:
-        if y is None or not isinstance(y_pred, dict):
-            return y
-        y = dict(y) if isinstance(y, dict) else {"logits": y}
-        for name, value in y_pred.items():
-            y.setdefault(name, value)
-        return y
-
-    def compute_loss(
-        self,
-        x: Any = None,
-        y: Any = None,
-        y_pred: Any = None,
-        sample_weight: Any = None,
-        training: bool = True,
-    ) -> Tensor:
-        return super().compute_loss(
-            x, self._complete(y, y_pred), y_pred, sample_weight, training
-        )
-
-    def compute_metrics(
-        self, x: Any, y: Any, y_pred: Any, sample_weight: Any = None
-    ) -> dict:
-        return super().compute_metrics(
-            x, self._complete(y, y_pred), y_pred, sample_weight
-        )
-
-    def make_dataset(
-        self,
-        x: Any,
-        y: Any = None,
-        batch_size: int = 32,
-        shuffle: bool = False,
-        seed: Optional[int] = 0,
-    ) -> Any:
-        """The `tf.data` pipeline of `fit`/`evaluate`: from lists of
-        strings (`x` sources, `y` targets) or a `tf.data.Dataset` of
-        `(source, target)` strings, batches of `({"source_ids",
-        "target_in"}, targets)`."""
-        import tensorflow as tf
-
-        from keras_attention.seq2seq.dataset import make_dataset
-
-        if isinstance(x, tf.data.Dataset):
-            if y is not None:
-                raise ValueError(
-                    "With a `tf.data.Dataset` of `(source, target)` strings "
-                    "give no `y`. Received: y of type "
-                    f"{type(y).__name__}"
-                )
-            corpus = x
-        else:
-            if y is None:
-                raise ValueError(
-                    "`y` (the target texts) is required with a list of "
-                    "source texts. Received: y=None"
-                )
-            corpus = _Pairs(*_check_pairs(x, y))
-        source, target = self.framed_tokenizers
-        batch_size = check_positive_int("batch_size", batch_size)
-        data = make_dataset(
-            corpus,
-            source,
-            target,
-            batch_size,
-            shuffle=shuffle,
-            seed=seed,
-            lexical=self.seq2seq.alignment_head == "lexical",
-        )
-        if isinstance(corpus, _Pairs):
-            # Known to Keras from the first epoch on (no "ran out of data").
-            batches = -(-len(corpus.pairs) // batch_size)
-            data = data.apply(tf.data.experimental.assert_cardinality(batches))
-        return data
-
-    def fit(
-        self,
-        x: Any = None,
-        y: Any = None,
-        batch_size: int = 32,
-        epochs: int = 1,
-        validation_data: Any = None,
-        shuffle: bool = True,
-        **kwargs: Any,
-    ) -> Any:
-        """Trains on sentence pairs: `x` the source texts and `y` their
-        translations (lists of strings), or `x` a `tf.data.Dataset` of
-        `(source, target)` strings; `validation_data` a `(sources,
-        targets)` pair of lists or such a dataset. Compiles with the
-        defaults first when not compiled. Other arguments go to
-        `keras.Model.fit`."""
-        if not self.compiled:
-            self.compile()
-        data = self.make_dataset(x, y, batch_size, shuffle=shuffle)
-        if validation_data is not None:
-            if isinstance(validation_data, (tuple, list)):
-                if len(validation_data) != 2:
-                    raise ValueError(
-                        "`validation_data` must be `(sources, targets)` or "
-                        "a `tf.data.Dataset` of pairs. Received: "
-                        f"{len(validation_data)} items"
-                    )
-                validation_data = self.make_dataset(*validation_data, batch_size)
-            else:
-                validation_data = self.make_dataset(validation_data, None, batch_size)
-        return super().fit(
-            data,
-            epochs=epochs,
-            validation_data=validation_data,
-            shuffle=False,  # `data` is shuffled
-            **kwargs,
-        )
-
-    def evaluate(
-        self, x: Any = None, y: Any = None, batch_size: int = 32, **kwargs: Any
-    ) -> Any:
-        """`keras.Model.evaluate` on sentence pairs (as `fit` takes
-        them): the masked loss and accuracy of teacher forcing."""
-        if not _is_batches(x):
-            x = self.make_dataset(x, y, batch_size)
-        return super().evaluate(x, **kwargs)
-
-    # ------------------------------------------------------------------
-    # Decoding.
-    def generate(
-        self,
-        texts: Sequence[str],
-        strategy: str = "greedy",
-        max_length: Optional[int] = None,
-        batch_size: int = 64,
-        **options: Any,
-    ) -> List[dict]:
-        """Translates texts and returns, for each, a dict: `translation`
-        (str; with `strategy="nbest"` a list of the `n_best`
-        `translations` and their `scores`), `score` (the decoder's score:
-        the sum of log-probabilities, length-normalised for beam search),
-        `source_tokens` and `target_tokens` (the token strings, `[END]`
-        included) and `attention` `(target_tokens, source_tokens)`.
-
-        Args:
-            texts: The source texts (a list of strings).
-            strategy: `"greedy"`, `"beam"`, `"nbest"` or `"sample"`
-                (`Seq2Seq.generate`). Defaults to `"greedy"`.
-            max_length: Longest translation in tokens. Defaults to
-                `max_tokens`.
-            batch_size: Texts decoded at once. Defaults to `64`.
-            **options: The decoder's options (`beam_width`, `n_best`,
-                `temperature`, `top_k`, `top_p`, `seed`, ...).
-        """
-        texts = check_texts("texts", texts)
-        batch_size = check_positive_int("batch_size", batch_size)
-        max_length = check_positive_int(
-            "max_length", self.max_tokens if max_length is None else max_length
-        )
-        source_tokenizer, target_tokenizer = self.framed_tokenizers
-        results = []
-        for start in range(0, len(texts), batch_size):
-            batch = texts[start : start + batch_size]
-            ids = self.source_ids(batch)
-            out = self.seq2seq.generate(
-                ids, max_length=max_length, strategy=strategy, **options
-            )
-            out = {
-                k: keras.ops.convert_to_numpy(v)
-                for k, v in out.items()
-                if v is not None
-            }
-            source_strings = source_tokenizer.token_strings(ids).numpy()
-            lengths = (ids != 0).sum(axis=1)
-            tokens = out["tokens"]
-            flat = tokens.reshape((-1, tokens.shape[-1]))
-            translations = target_tokenizer.detokenize(flat).numpy()
-            strings = target_tokenizer.token_strings(flat).numpy()
-            per_row = flat.shape[0] // len(batch)
-            for i in range(len(batch)):
-                source = [s.decode("utf-8") for s in source_strings[i, : lengths[i]]]
-                hyps = []
-                for j in range(i * per_row, (i + 1) * per_row):
-                    n = int(out["lengths"].reshape(-1)[j])
-                    attention = out.get("attention")
-                    if attention is not None:
-                        attention = attention.reshape(
-                            (-1,) + attention.shape[-2:]
-                        )[j, :n, : lengths[i]]
-                    hyps.append(
-                        {
-                            "translation": translations[j].decode("utf-8"),
-                            "score": float(out["scores"].reshape(-1)[j]),
-                            "source_tokens": source,
-                            "target_tokens": [
-                                s.decode("utf-8") for s in strings[j, :n]
-                            ],
-                            "attention": attention,
-                        }
-                    )
-                if strategy == "nbest":
-                    result = dict(hyps[0])
-                    result["translations"] = [h["translation"] for h in hyps]
-                    result["scores"] = [h["score"] for h in hyps]
-                    results.append(result)
-                else:
-                    results.append(hyps[0])
-        return results
-
-    def translate(
-        self, texts: Any, strategy: str = "greedy", **options: Any
-    ) -> Any:
-        """The translations of texts: a list of strings (one string for one
-        string; with `strategy="nbest"`, a list of the `n_best` strings per
-        text). The arguments are those of `generate`."""
-        if isinstance(texts, str):
-            return self.translate([texts], strategy, **options)[0]
-        key = "translations" if strategy == "nbest" else "translation"
-        return [r[key] for r in self.generate(texts, strategy, **options)]
-
-    # ------------------------------------------------------------------
-    # Alignment.
-    def align(
-        self,
-        sources: Sequence[str],
-        targets: Sequence[str],
-        method: str = "argmax",
-        threshold: float = 0.5,
-        reverse: Optional["Translator"] = None,
-        symmetrize: str = "grow-diag-final-and",
-        batch_size: int = 64,
-    ) -> List[set]:
-        """Word links of sentence pairs from the model's teacher-forced
-        weights (the alignment head's, or the attention's).
-
-        A link is `(source_word, target_word)`, indices of the whitespace
-        words of the texts (`text.split()`); words cut off by `max_tokens`
-        get none.
-
-        Args:
-            sources: The source texts.
-            targets: Their translations.
-            method: `"argmax"` (each target word to its most attended
-                source word) or `"threshold"` (every word pair of weight
-                `>= threshold`). Defaults to `"argmax"`.
-            threshold: See `method`. Defaults to `0.5`.
-            reverse: A `Translator` of the other direction (targets to
-                sources): its links are symmetrized with these.
-            symmetrize: The symmetrization with `reverse`
-                (`keras_attention.alignment.symmetrize`). Defaults to
-                `"grow-diag-final-and"`.
-            batch_size: Pairs per batch. Defaults to `64`.
-
-        Returns:
-            One set of links per pair.
-        """
-        from keras_attention import alignment
-
-        sources, targets = _check_pairs(sources, targets)
-        check_choice("method", method, LINK_METHODS)
-        batch_size = check_positive_int("batch_size", batch_size)
-        links = []
-        room = self.max_tokens - int(self.source_end_token)
-        for start in range(0, len(sources), batch_size):
-            s_batch = sources[start : start + batch_size]
-            t_batch = targets[start : start + batch_size]
-            s_groups = word_links.word_positions(
-                self.source_tokenizer, s_batch, 0, room
-            )
-            t_groups = word_links.word_positions(
-                self.target_tokenizer, t_batch, 1, self.max_tokens - 2
-            )
-            weights = self.teacher_forced_weights(s_batch, t_batch)
-            for i in range(len(s_batch)):
-                links.append(
-                    word_links.links_from_weights(
-                        weights[i], s_groups[i], t_groups[i], method, threshold
-                    )
-                )
-        if reverse is None:
-            return links
-        if not isinstance(reverse, Translator):
-            raise TypeError(
-                "`reverse` must be a `Translator` (targets to sources). "
-                f"Received: reverse of type {type(reverse).__name__}"
-            )
-        backward = reverse.align(
-            targets, sources, method, threshold, batch_size=batch_size
-        )
-        return [
-            alignment.symmetrize(f, alignment.transpose_links(b), symmetrize)
-            for f, b in zip(links, backward)
-        ]
-
-    def teacher_forced_weights(
-        self, sources: Sequence[str], targets: Sequence[str]
-    ) -> np.ndarray:
-        """The `(batch, T, S)` weights `Seq2Seq.align` reads for pairs,
-        teacher-forced (row `t` predicts target token `t + 1`)."""
-        import tensorflow as tf
-
-        source_ids = self.source_ids(sources)
-        target = self.framed_tokenizers[1].tokenize(tf.constant(targets))
-        target_in = target.to_tensor().numpy().astype("int32")[:, :-1]
-        weights = self.seq2seq.align(source_ids, target_in)
-        return keras.ops.convert_to_numpy(weights)
-
-    # ------------------------------------------------------------------
-    # Saving and exporting.
     def export(self, path: str, format: str = "tf_saved_model", **options: Any) -> str:
         """Writes the string-to-string SavedModel (signatures
         `serving_default`, `greedy`, `beam`, `nbest`, `sample`,

@@ -1,0 +1,211 @@
+"""`Translator`'s decoding and alignment on strings.
+
+A mixin of `Translator` (not a model of its own): `generate` and
+`translate` tokenize the texts (TensorFlow ops), decode with
+`Seq2Seq.generate` on the process's backend and detokenize; `align` links
+whitespace words from the teacher-forced weights (`word_links`).
+"""
+
+from typing import Any
+from typing import List
+from typing import Optional
+from typing import Sequence
+
+import keras
+import numpy as np
+
+from keras_attention.checks import check_choice
+from keras_attention.checks import check_positive_int
+from keras_attention.tokenizers.base import check_pairs
+from keras_attention.tokenizers.base import check_texts
+from keras_attention.translator import word_links
+
+LINK_METHODS = ("argmax", "threshold")
+
+
+class TranslatorDecoding:
+    """Decoding and alignment on strings (mixin of `Translator`)."""
+
+
+    # ------------------------------------------------------------------
+    # Decoding.
+    def generate(
+        self,
+        texts: Sequence[str],
+        strategy: str = "greedy",
+        max_length: Optional[int] = None,
+        batch_size: int = 64,
+        **options: Any,
+    ) -> List[dict]:
+        """Translates texts and returns, for each, a dict: `translation`
+        (str; with `strategy="nbest"` a list of the `n_best`
+        `translations` and their `scores`), `score` (the decoder's score:
+        the sum of log-probabilities, length-normalised for beam search),
+        `source_tokens` and `target_tokens` (the token strings, `[END]`
+        included) and `attention` `(target_tokens, source_tokens)`.
+
+        Args:
+            texts: The source texts (a list of strings).
+            strategy: `"greedy"`, `"beam"`, `"nbest"` or `"sample"`
+                (`Seq2Seq.generate`). Defaults to `"greedy"`.
+            max_length: Longest translation in tokens. Defaults to
+                `max_tokens`.
+            batch_size: Texts decoded at once. Defaults to `64`.
+            **options: The decoder's options (`beam_width`, `n_best`,
+                `temperature`, `top_k`, `top_p`, `seed`, ...).
+        """
+        texts = check_texts("texts", texts)
+        batch_size = check_positive_int("batch_size", batch_size)
+        max_length = check_positive_int(
+            "max_length", self.max_tokens if max_length is None else max_length
+        )
+        source_tokenizer, target_tokenizer = self.framed_tokenizers
+        results = []
+        for start in range(0, len(texts), batch_size):
+            batch = texts[start : start + batch_size]
+            ids = self.source_ids(batch)
+            out = self.seq2seq.generate(
+                ids, max_length=max_length, strategy=strategy, **options
+            )
+            out = {
+                k: keras.ops.convert_to_numpy(v)
+                for k, v in out.items()
+                if v is not None
+            }
+            source_strings = source_tokenizer.token_strings(ids).numpy()
+            lengths = (ids != 0).sum(axis=1)
+            tokens = out["tokens"]
+            flat = tokens.reshape((-1, tokens.shape[-1]))
+            translations = target_tokenizer.detokenize(flat).numpy()
+            strings = target_tokenizer.token_strings(flat).numpy()
+            per_row = flat.shape[0] // len(batch)
+            for i in range(len(batch)):
+                source = [s.decode("utf-8") for s in source_strings[i, : lengths[i]]]
+                hyps = []
+                for j in range(i * per_row, (i + 1) * per_row):
+                    n = int(out["lengths"].reshape(-1)[j])
+                    attention = out.get("attention")
+                    if attention is not None:
+                        attention = attention.reshape(
+                            (-1,) + attention.shape[-2:]
+                        )[j, :n, : lengths[i]]
+                    hyps.append(
+                        {
+                            "translation": translations[j].decode("utf-8"),
+                            "score": float(out["scores"].reshape(-1)[j]),
+                            "source_tokens": source,
+                            "target_tokens": [
+                                s.decode("utf-8") for s in strings[j, :n]
+                            ],
+                            "attention": attention,
+                        }
+                    )
+                if strategy == "nbest":
+                    result = dict(hyps[0])
+                    result["translations"] = [h["translation"] for h in hyps]
+                    result["scores"] = [h["score"] for h in hyps]
+                    results.append(result)
+                else:
+                    results.append(hyps[0])
+        return results
+
+    def translate(
+        self, texts: Any, strategy: str = "greedy", **options: Any
+    ) -> Any:
+        """The translations of texts: a list of strings (one string for one
+        string; with `strategy="nbest"`, a list of the `n_best` strings per
+        text). The arguments are those of `generate`."""
+        if isinstance(texts, str):
+            return self.translate([texts], strategy, **options)[0]
+        key = "translations" if strategy == "nbest" else "translation"
+        return [r[key] for r in self.generate(texts, strategy, **options)]
+
+    # ------------------------------------------------------------------
+    # Alignment.
+    def align(
+        self,
+        sources: Sequence[str],
+        targets: Sequence[str],
+        method: str = "argmax",
+        threshold: float = 0.5,
+        reverse: Optional[Any] = None,
+        symmetrize: str = "grow-diag-final-and",
+        batch_size: int = 64,
+    ) -> List[set]:
+        """Word links of sentence pairs from the model's teacher-forced
+        weights (the alignment head's, or the attention's).
+
+        A link is `(source_word, target_word)`, indices of the whitespace
+        words of the texts (`text.split()`); words cut off by `max_tokens`
+        get none.
+
+        Args:
+            sources: The source texts.
+            targets: Their translations.
+            method: `"argmax"` (each target word to its most attended
+                source word) or `"threshold"` (every word pair of weight
+                `>= threshold`). Defaults to `"argmax"`.
+            threshold: See `method`. Defaults to `0.5`.
+            reverse: A `Translator` of the other direction (targets to
+                sources): its links are symmetrized with these.
+            symmetrize: The symmetrization with `reverse`
+                (`keras_attention.alignment.symmetrize`). Defaults to
+                `"grow-diag-final-and"`.
+            batch_size: Pairs per batch. Defaults to `64`.
+
+        Returns:
+            One set of links per pair.
+        """
+        from keras_attention import alignment
+
+        sources, targets = check_pairs(sources, targets)
+        check_choice("method", method, LINK_METHODS)
+        batch_size = check_positive_int("batch_size", batch_size)
+        links = []
+        room = self.max_tokens - int(self.source_end_token)
+        for start in range(0, len(sources), batch_size):
+            s_batch = sources[start : start + batch_size]
+            t_batch = targets[start : start + batch_size]
+            s_groups = word_links.word_positions(
+                self.source_tokenizer, s_batch, 0, room
+            )
+            t_groups = word_links.word_positions(
+                self.target_tokenizer, t_batch, 1, self.max_tokens - 2
+            )
+            weights = self.teacher_forced_weights(s_batch, t_batch)
+            for i in range(len(s_batch)):
+                links.append(
+                    word_links.links_from_weights(
+                        weights[i], s_groups[i], t_groups[i], method, threshold
+                    )
+                )
+        if reverse is None:
+            return links
+        if not isinstance(reverse, TranslatorDecoding):
+            raise TypeError(
+                "`reverse` must be a `Translator` (targets to sources). "
+                f"Received: reverse of type {type(reverse).__name__}"
+            )
+        backward = reverse.align(
+            targets, sources, method, threshold, batch_size=batch_size
+        )
+        return [
+            alignment.symmetrize(f, alignment.transpose_links(b), symmetrize)
+            for f, b in zip(links, backward)
+        ]
+
+    def teacher_forced_weights(
+        self, sources: Sequence[str], targets: Sequence[str]
+    ) -> np.ndarray:
+        """The `(batch, T, S)` weights `Seq2Seq.align` reads for pairs,
+        teacher-forced (row `t` predicts target token `t + 1`)."""
+        import tensorflow as tf
+
+        source_ids = self.source_ids(sources)
+        target = self.framed_tokenizers[1].tokenize(tf.constant(targets))
+        target_in = target.to_tensor().numpy().astype("int32")[:, :-1]
+        weights = self.seq2seq.align(source_ids, target_in)
+        return keras.ops.convert_to_numpy(weights)
+
+    # ------------------------------------------------------------------
+    # Saving and exporting.
