@@ -94,8 +94,10 @@ def _legacy_tokenizers(run_dir: str, config: dict) -> dict:
     )
 
 
-def load_run(run_dir: str, weights: Optional[str] = None) -> Any:
-    """The `Translator` of a run directory.
+def load_run(run_dir: str, weights: Optional[str] = None) -> dict:
+    """The `Translator` arguments of a run directory: its `Seq2Seq` with
+    the weights loaded, its tokenizers, `max_tokens` and
+    `source_end_token` (`Translator(**load_run(run_dir))`).
 
     Args:
         run_dir: The run directory.
@@ -107,8 +109,6 @@ def load_run(run_dir: str, weights: Optional[str] = None) -> Any:
             weights file, or its weights do not fit its settings (the
             message names the file and the sizes).
     """
-    from keras_attention.translator.translator import Translator
-
     config = run_dir_lib.load_run_config(run_dir)
     if "model" not in config:
         raise ValueError(
@@ -147,10 +147,10 @@ def load_run(run_dir: str, weights: Optional[str] = None) -> Any:
             f"{source.vocabulary_size}/{target.vocabulary_size}), or is "
             f"damaged: {str(e).splitlines()[0]}"
         ) from None
-    return Translator(
-        seq2seq,
-        source,
-        target,
-        max_tokens=section.get("max_tokens", 64),
-        source_end_token=section.get("source_end_token", True),
-    )
+    return {
+        "seq2seq": seq2seq,
+        "source_tokenizer": source,
+        "target_tokenizer": target,
+        "max_tokens": section.get("max_tokens", 64),
+        "source_end_token": section.get("source_end_token", True),
+    }

@@ -24,6 +24,7 @@ from keras_attention.checks import check_choice
 from keras_attention.checks import check_positive_int
 from keras_attention.seq2seq.seq2seq import Seq2Seq
 from keras_attention.tokenizers.base import check_pairs
+from keras_attention.translator import runs
 from keras_attention.translator.fitting import TranslatorTraining
 from keras_attention.translator.translating import TranslatorDecoding
 
@@ -175,9 +176,7 @@ class Translator(TranslatorTraining, TranslatorDecoding, keras.Model):
         run_dir`): its `run.json` model and tokenizers, its final weights
         (or the weights file `weights`, e.g. a checkpoint). See
         `keras_attention.translator.runs.load_run`."""
-        from keras_attention.translator import runs
-
-        return runs.load_run(run_dir, weights)
+        return cls(**runs.load_run(run_dir, weights))
 
     # ------------------------------------------------------------------
     # The tokenizers with the framing of each side.
