@@ -6,6 +6,13 @@ registers its layers with Keras, so a `.keras` file that uses them loads
 after `import keras_attention`.
 """
 
+# The command line starts quietly (no backend start-up lines): before Keras
+# is imported below.
+from keras_attention.cli.launch import quiet_start
+
+quiet_start()
+
+
 from keras_attention import alignment
 from keras_attention import decoding
 from keras_attention import ops

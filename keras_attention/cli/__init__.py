@@ -55,7 +55,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     verbose = "--verbose" in argv
     if not verbose:
         # Read by TensorFlow when it is first imported.
-        os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+        os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
         _quiet()
     try:
         from keras_attention.cli.parser import build_parser

@@ -1,0 +1,46 @@
+"""A quiet start for the command line, before Keras is first imported.
+
+`python -m keras_attention` and the `keras-seq2seq-attention` script
+import the package first, and the package imports Keras, which imports
+its backend: TensorFlow then writes its C++ start-up lines (oneDNN, CUDA,
+CPU features) to stderr before the command line can say otherwise.
+`quiet_start` runs at the top of `keras_attention/__init__.py`: when the
+process is this package's command line (and not `--verbose`), it sets
+`TF_CPP_MIN_LOG_LEVEL=3` (no C++ log line, errors included: `cuInit` on a machine without a GPU) unless the user set it, and sends stderr to
+`/dev/null` while Keras and TensorFlow are imported (the lines written
+before TensorFlow's logging starts ignore that variable). Python errors
+still raise. Plain Python, no import of its own.
+"""
+
+import os
+import sys
+
+SCRIPT = "keras-seq2seq-attention"
+
+
+def launched_as_cli() -> bool:
+    """Whether this process is `python -m keras_attention ...` or the
+    console script."""
+    argv = list(getattr(sys, "orig_argv", []) or [])
+    if "-m" in argv[:-1] and argv[argv.index("-m") + 1] == "keras_attention":
+        return True
+    return bool(sys.argv) and os.path.basename(sys.argv[0]) == SCRIPT
+
+
+def quiet_start() -> None:
+    """Imports Keras (and its backend) quietly when the process is the
+    command line without `--verbose`; does nothing otherwise."""
+    if not launched_as_cli() or "--verbose" in sys.argv:
+        return
+    if os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3") in ("0", "1", "2"):
+        return
+    saved = os.dup(2)
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        sys.stderr.flush()
+        os.dup2(devnull, 2)
+        import keras  # noqa: F401
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+        os.close(devnull)
