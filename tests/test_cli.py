@@ -453,3 +453,13 @@ def test_misuse_is_one_error_line(misuse, name, capsys):
     argv, fragments = misuse[name]
     status, _, err = call(capsys, *argv)
     assert_user_error(status, err, *fragments)
+
+
+def test_no_backend_lines_on_stderr(model):
+    """A command prints nothing but its answer: no TensorFlow start-up,
+    oneDNN or cuInit line (whatever TF_CPP_MIN_LOG_LEVEL says); with
+    --verbose the backend may speak."""
+    done = run_cli("translate", "--model", model, "le chat")
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stderr == ""
+    assert len(done.stdout.splitlines()) == 1

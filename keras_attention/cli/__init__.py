@@ -54,8 +54,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     verbose = "--verbose" in argv
     if not verbose:
-        # Read by TensorFlow when it is first imported.
-        os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+        # Read by TensorFlow when it is first imported: no C++ log line
+        # (`--verbose` leaves the variable as the user set it).
+        os.environ["TF_CPP_MIN_LOG_LEVEL"] = "3"
         _quiet()
     try:
         from keras_attention.cli.parser import build_parser

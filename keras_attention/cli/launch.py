@@ -6,7 +6,8 @@ its backend: TensorFlow then writes its C++ start-up lines (oneDNN, CUDA,
 CPU features) to stderr before the command line can say otherwise.
 `quiet_start` runs at the top of `keras_attention/__init__.py`: when the
 process is this package's command line (and not `--verbose`), it sets
-`TF_CPP_MIN_LOG_LEVEL=3` (no C++ log line, errors included: `cuInit` on a machine without a GPU) unless the user set it, and sends stderr to
+`TF_CPP_MIN_LOG_LEVEL=3` (no C++ log line, errors included: `cuInit` on a
+machine without a GPU; `--verbose` leaves the variable as it is), and sends stderr to
 `/dev/null` while Keras and TensorFlow are imported (the lines written
 before TensorFlow's logging starts ignore that variable). Python errors
 still raise. Plain Python, no import of its own.
@@ -32,8 +33,7 @@ def quiet_start() -> None:
     command line without `--verbose`; does nothing otherwise."""
     if not launched_as_cli() or "--verbose" in sys.argv:
         return
-    if os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3") in ("0", "1", "2"):
-        return
+    os.environ["TF_CPP_MIN_LOG_LEVEL"] = "3"
     saved = os.dup(2)
     devnull = os.open(os.devnull, os.O_WRONLY)
     try:
