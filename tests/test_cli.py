@@ -158,7 +158,9 @@ def test_translate_arguments_file_and_bom_crlf(model, data, capsys):
     status, out, err = call(capsys, "translate", "--model", model,
                             "--file", file)
     assert status == 0, err
-    assert out.splitlines() == by_args
+    # Line for line: a blank line answers a blank line (with a warning).
+    assert out.splitlines() == [t for line in by_args for t in (line, "")]
+    assert err.count("warning:") == 1
 
 
 def test_translate_beam_nbest_and_seeded_sample(model, capsys):
@@ -463,3 +465,12 @@ def test_no_backend_lines_on_stderr(model):
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stderr == ""
     assert len(done.stdout.splitlines()) == 1
+
+
+def test_empty_text_translates_to_empty_with_a_warning(model, capsys):
+    status, out, err = call(capsys, "translate", "--model", model, "le chat",
+                            "   ")
+    assert status == 0
+    assert out.split("\n")[1] == ""
+    assert err.count("warning:") == 1 and "no token" in err
+    assert "Traceback" not in err

@@ -214,3 +214,18 @@ def test_misuse(translator):
     with pytest.raises(ValueError, match="max_tokens"):
         Translator(translator.seq2seq, translator.source_tokenizer,
                    translator.target_tokenizer, max_tokens=2)
+
+
+def test_empty_and_long_texts_are_said(translator):
+    from keras_attention.translator import TranslationWarning
+
+    with pytest.warns(TranslationWarning, match=r"1 of 3 texts have no token.*texts\[1\]"):
+        out = translator.translate([SOURCES[0], "  ", SOURCES[1]])
+    assert out[1] == "" and out[0] == translator.translate(SOURCES[0])
+    [empty] = translator.generate(["\t"], strategy="nbest", beam_width=2,
+                                  n_best=2)
+    assert empty["translations"] == [] and empty["target_tokens"] == []
+    with pytest.warns(TranslationWarning, match="longer than the model reads"):
+        translator.translate([" ".join(["chat"] * 200)])
+    with pytest.warns(TranslationWarning, match="1000 characters"):
+        translator.translate(["chat " + "x" * 1200])

@@ -33,6 +33,12 @@ def _quiet() -> None:
     """Hides the backend's logs and Python warnings (`--verbose` shows
     them)."""
     warnings.filterwarnings("ignore")
+    # What the user must know of their own texts (empty, cut) stays: one
+    # `warning:` line each.
+    from keras_attention.translator import TranslationWarning
+
+    warnings.filterwarnings("always", category=TranslationWarning)
+    warnings.showwarning = _show_warning
     for name in ("tensorflow", "absl", "keras", "h5py"):
         logging.getLogger(name).setLevel(logging.ERROR)
     try:
@@ -41,6 +47,17 @@ def _quiet() -> None:
         absl.logging.set_verbosity(absl.logging.ERROR)
     except ImportError:
         pass
+
+
+def _show_warning(
+    message: Warning,
+    category: type,
+    filename: str,
+    lineno: int,
+    file: object = None,
+    line: object = None,
+) -> None:
+    print(f"warning: {one_line(str(message))}", file=sys.stderr, flush=True)
 
 
 def _fail(message: str, status: int) -> int:

@@ -158,11 +158,12 @@ def read_pairs(
 
 
 def iter_stream(
-    stream: BinaryIO, name: str = "<stdin>"
+    stream: BinaryIO, name: str = "<stdin>", keep_blank: bool = False
 ) -> Iterator[Tuple[int, str]]:
     """`(line_number, text)` of a binary stream, each line as soon as it
-    is read (no read-ahead), blank lines skipped."""
+    is read (no read-ahead), stripped; blank lines skipped unless
+    `keep_blank`."""
     for number, raw in enumerate(iter(stream.readline, b""), 1):
         text = _decode(raw.rstrip(b"\n"), name, number)
-        if text.strip():
+        if keep_blank or text.strip():
             yield number, text.strip()

@@ -1,5 +1,7 @@
 """`translate`: one translation a line, of TEXT arguments, `--file` or
-stdin (each line answered as it comes, the model loaded once)."""
+stdin (each line answered as it comes, the model loaded once). A blank
+text translates to an empty line, with a `warning:` line on stderr, so
+that the output lines answer the input lines one for one."""
 
 from typing import Any
 from typing import Iterable
@@ -10,7 +12,7 @@ import sys
 
 from keras_attention.cli.errors import CliError
 from keras_attention.cli.io import iter_stream
-from keras_attention.cli.io import read_texts
+from keras_attention.cli.io import read_lines
 from keras_attention.cli.models import Decoder
 from keras_attention.cli.models import load_decoder
 
@@ -97,17 +99,19 @@ def run(args: Any) -> int:
         raise CliError("give texts as arguments or with --file, not both")
     texts = None
     if args.file is not None:
-        texts = read_texts(args.file)
+        # Every line, blank ones too: line i of the output answers line i.
+        texts = [text.strip() for _, text in read_lines(args.file)]
+        if not any(texts):
+            raise CliError(f"--file {args.file}: no text in the file")
     elif args.texts:
         texts = [t.strip() for t in args.texts]
-        if not all(texts):
-            raise CliError("a TEXT argument is blank")
     decoder = load_decoder(args.model, strategy, options)
     nbest = strategy == "nbest"
     if texts is not None:
         translate_lines(decoder, texts, nbest)
         return 0
-    for index, (_, text) in enumerate(iter_stream(sys.stdin.buffer)):
+    lines = iter_stream(sys.stdin.buffer, keep_blank=True)
+    for index, (_, text) in enumerate(lines):
         _print(index, decoder.decode([text])[0], nbest)
         sys.stdout.flush()
     return 0

@@ -6,6 +6,7 @@ strings. Also importable as `keras_attention.seq2seq.Translator`.
 """
 
 from keras_attention.translator.translator import MAX_TOKENS
+from keras_attention.translator.translating import TranslationWarning
 from keras_attention.translator.translator import Translator
 
-__all__ = ["MAX_TOKENS", "Translator"]
+__all__ = ["MAX_TOKENS", "TranslationWarning", "Translator"]

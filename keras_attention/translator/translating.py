@@ -11,16 +11,38 @@ from typing import List
 from typing import Optional
 from typing import Sequence
 
+import warnings
+
 import keras
 import numpy as np
 
 from keras_attention.checks import check_choice
 from keras_attention.checks import check_positive_int
+from keras_attention.seq2seq.tokens import MAX_INPUT_CHARS
 from keras_attention.tokenizers.base import check_pairs
 from keras_attention.tokenizers.base import check_texts
 from keras_attention.translator import word_links
 
 LINK_METHODS = ("argmax", "threshold")
+
+
+class TranslationWarning(UserWarning):
+    """A text was translated otherwise than as given: it was empty (its
+    translation is `""`) or longer than the model reads (cut)."""
+
+
+def _empty_result(strategy: str) -> dict:
+    """The result of a text without a token: no decoding."""
+    result = {
+        "translation": "",
+        "score": 0.0,
+        "source_tokens": [],
+        "target_tokens": [],
+        "attention": np.zeros((0, 0), np.float32),
+    }
+    if strategy == "nbest":
+        result.update(translations=[], scores=[])
+    return result
 
 
 class TranslatorDecoding:
@@ -59,54 +81,98 @@ class TranslatorDecoding:
         max_length = check_positive_int(
             "max_length", self.max_tokens if max_length is None else max_length
         )
-        source_tokenizer, target_tokenizer = self.framed_tokenizers
-        results = []
-        for start in range(0, len(texts), batch_size):
-            batch = texts[start : start + batch_size]
-            ids = self.source_ids(batch)
-            out = self.seq2seq.generate(
-                ids, max_length=max_length, strategy=strategy, **options
+        todo = self._check_inputs(texts)
+        results = [_empty_result(strategy) for _ in texts]
+        for start in range(0, len(todo), batch_size):
+            rows = todo[start : start + batch_size]
+            batch = self._generate_batch(
+                [texts[i] for i in rows], strategy, max_length, options
             )
-            out = {
-                k: keras.ops.convert_to_numpy(v)
-                for k, v in out.items()
-                if v is not None
-            }
-            source_strings = source_tokenizer.token_strings(ids).numpy()
-            lengths = (ids != 0).sum(axis=1)
-            tokens = out["tokens"]
-            flat = tokens.reshape((-1, tokens.shape[-1]))
-            translations = target_tokenizer.detokenize(flat).numpy()
-            strings = target_tokenizer.token_strings(flat).numpy()
-            per_row = flat.shape[0] // len(batch)
-            for i in range(len(batch)):
-                source = [s.decode("utf-8") for s in source_strings[i, : lengths[i]]]
-                hyps = []
-                for j in range(i * per_row, (i + 1) * per_row):
-                    n = int(out["lengths"].reshape(-1)[j])
-                    attention = out.get("attention")
-                    if attention is not None:
-                        attention = attention.reshape(
-                            (-1,) + attention.shape[-2:]
-                        )[j, :n, : lengths[i]]
-                    hyps.append(
-                        {
-                            "translation": translations[j].decode("utf-8"),
-                            "score": float(out["scores"].reshape(-1)[j]),
-                            "source_tokens": source,
-                            "target_tokens": [
-                                s.decode("utf-8") for s in strings[j, :n]
-                            ],
-                            "attention": attention,
-                        }
-                    )
-                if strategy == "nbest":
-                    result = dict(hyps[0])
-                    result["translations"] = [h["translation"] for h in hyps]
-                    result["scores"] = [h["score"] for h in hyps]
-                    results.append(result)
-                else:
-                    results.append(hyps[0])
+            for row, result in zip(rows, batch):
+                results[row] = result
+        return results
+
+    def _check_inputs(self, texts: List[str]) -> List[int]:
+        """The indices of the texts to decode (those with a token); warns
+        (`TranslationWarning`) about empty texts, which translate to `""`,
+        and texts cut to `MAX_INPUT_CHARS` characters or `max_tokens`."""
+        if not texts:
+            return []
+        counts = self.source_tokenizer.tokenize(texts).row_lengths().numpy()
+        room = self.max_tokens - int(self.source_end_token)
+        empty = [i for i, n in enumerate(counts) if n == 0]
+        cut = [
+            i
+            for i, (n, text) in enumerate(zip(counts, texts))
+            if n > room or len(text) > MAX_INPUT_CHARS
+        ]
+        if empty:
+            warnings.warn(
+                f"{len(empty)} of {len(texts)} texts have no token (empty or "
+                f'blank; the first is texts[{empty[0]}]): their translation '
+                'is "".',
+                TranslationWarning,
+                stacklevel=3,
+            )
+        if cut:
+            warnings.warn(
+                f"{len(cut)} of {len(texts)} texts are longer than the model "
+                f"reads ({room} tokens, {MAX_INPUT_CHARS} characters; the "
+                f"first is texts[{cut[0]}]): they are translated cut there.",
+                TranslationWarning,
+                stacklevel=3,
+            )
+        return [i for i, n in enumerate(counts) if n > 0]
+
+    def _generate_batch(
+        self, batch: List[str], strategy: str, max_length: int, options: dict
+    ) -> List[dict]:
+        source_tokenizer, target_tokenizer = self.framed_tokenizers
+        ids = self.source_ids(batch)
+        out = self.seq2seq.generate(
+            ids, max_length=max_length, strategy=strategy, **options
+        )
+        out = {
+            k: keras.ops.convert_to_numpy(v)
+            for k, v in out.items()
+            if v is not None
+        }
+        source_strings = source_tokenizer.token_strings(ids).numpy()
+        lengths = (ids != 0).sum(axis=1)
+        tokens = out["tokens"]
+        flat = tokens.reshape((-1, tokens.shape[-1]))
+        translations = target_tokenizer.detokenize(flat).numpy()
+        strings = target_tokenizer.token_strings(flat).numpy()
+        per_row = flat.shape[0] // len(batch)
+        hyp_lengths = out["lengths"].reshape(-1)
+        scores = out["scores"].reshape(-1)
+        attention = out.get("attention")
+        if attention is not None:
+            attention = attention.reshape((-1,) + attention.shape[-2:])
+        results = []
+        for i in range(len(batch)):
+            source = [s.decode("utf-8") for s in source_strings[i, : lengths[i]]]
+            hyps = []
+            for j in range(i * per_row, (i + 1) * per_row):
+                n = int(hyp_lengths[j])
+                hyps.append(
+                    {
+                        "translation": translations[j].decode("utf-8"),
+                        "score": float(scores[j]),
+                        "source_tokens": source,
+                        "target_tokens": [
+                            s.decode("utf-8") for s in strings[j, :n]
+                        ],
+                        "attention": None
+                        if attention is None
+                        else attention[j, :n, : lengths[i]],
+                    }
+                )
+            result = dict(hyps[0])
+            if strategy == "nbest":
+                result["translations"] = [h["translation"] for h in hyps]
+                result["scores"] = [h["score"] for h in hyps]
+            results.append(result)
         return results
 
     def translate(
