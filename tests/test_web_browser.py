@@ -76,12 +76,16 @@ def test_page_translates_and_draws(browser, tmp_path):
         rows[-1].click()
         assert "chosen" in rows[-1].get_attribute("class")
         assert browser.find_elements(By.CSS_SELECTOR, "#heatmap rect.cell")
+        rows[0].click()
+        shot = os.environ.get("WEB_SCREENSHOT") or str(tmp_path / "page.png")
+        assert browser.save_screenshot(shot)
+        assert os.path.getsize(shot) > 10_000
         # An empty text shows the server's message, not a broken page.
         box.clear()
         browser.find_element(By.ID, "translate").click()
         wait.until(lambda d: d.find_element(By.ID, "error").text)
         assert "empty" in browser.find_element(By.ID, "error").text
-        rows[0].click()
-        shot = os.environ.get("WEB_SCREENSHOT") or str(tmp_path / "page.png")
-        assert browser.save_screenshot(shot)
-        assert os.path.getsize(shot) > 10_000
+        # ... and clears the previous results under it.
+        assert not browser.find_elements(By.CSS_SELECTOR, "#hypotheses tr")
+        assert not browser.find_elements(By.CSS_SELECTOR, "#heatmap rect")
+        assert not browser.find_elements(By.CSS_SELECTOR, "#links line")

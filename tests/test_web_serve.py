@@ -4,7 +4,10 @@ model, through real HTTP requests on the loopback interface."""
 import http.client
 import json
 import os
+import re
+import shutil
 import socket
+import subprocess
 import time
 
 import numpy as np
@@ -170,6 +173,12 @@ BAD_BODIES = [
     (b'{"text": "\xff\xfe"}', 400, "UTF-8"),
     (bytes(range(256)), 400, "UTF-8"),
     (b"x" * (web.MAX_REQUEST_BYTES + 1), 413, "bytes"),
+    # These two dropped the connection (RecursionError, and the ValueError
+    # of int() beyond 4,300 digits, raised inside json.loads).
+    (b"[" * 16000, 400, "nested"),
+    (b'{"text": "a", "beam_width": ' + b"9" * 5000 + b"}", 400, "number"),
+    (b'{"text": "a", "n_best": -' + b"1" * 5000 + b"}", 400, "number"),
+    (b'{"text": ' + b"{" * 9 + b"}" * 9 + b"}", 400, "nested"),
 ]
 
 
@@ -255,7 +264,7 @@ def test_serve_model_exports_a_run_without_export(tmp_path, monkeypatch):
         open(os.path.join(out, "saved_model.pb"), "wb").close()
 
     monkeypatch.setattr(
-        web_server, "serve", lambda path, port, title: served.append(
+        web_server, "serve", lambda path, port, title, **_: served.append(
             (path, os.path.exists(os.path.join(path, "saved_model.pb")),
              port, title)
         )
@@ -287,7 +296,8 @@ def test_cli_serve_command(example, tmp_path, monkeypatch):
     cli = importlib.import_module(f"examples.{example}.cli")
     served, exported = [], []
     monkeypatch.setattr(
-        web_server, "serve", lambda path, port, title: served.append((path, port))
+        web_server, "serve",
+        lambda path, port, title, **_: served.append((path, port)),
     )
     export_module = {"nmt": "examples.nmt.export",
                      "g2p": "examples.g2p.train"}[example]
@@ -308,3 +318,191 @@ def test_cli_serve_command(example, tmp_path, monkeypatch):
     ((exported_run, out),) = exported
     assert exported_run == str(other) and served[-1] == (out, 8000)
     assert cli.main(["serve", "--model", str(tmp_path / "none")]) == 2
+
+
+@pytest.fixture()
+def echo_server():
+    """A server of an echo function (no model), and its base URL."""
+    from keras_attention.web import loadtest
+
+    def start(**options):
+        server = web.make_server(loadtest.echo_translate(0), 0, **options)
+        thread = web.start_in_thread(server)
+        started.append((server, thread))
+        return f"http://127.0.0.1:{server.server_port}"
+
+    started = []
+    yield start
+    for server, thread in started:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=10)
+
+
+@pytest.mark.parametrize("kind", [
+    "text/plain", "application/x-www-form-urlencoded", "multipart/form-data",
+    None, "application/jsonp", "text/json",
+])
+def test_post_needs_a_json_content_type(echo_server, kind):
+    # A page of another site can POST text/plain, form and multipart
+    # bodies without the browser asking the server first (a "simple"
+    # request); application/json needs that permission, never given here.
+    base = echo_server()
+    headers = {} if kind is None else {"Content-Type": kind}
+    status, response, out = request(
+        base, "POST", "/api/translate", json.dumps({"text": "hi"}), headers
+    )
+    assert status == 415 and "json" in response.getheader("Content-Type")
+    assert "application/json" in out["error"]
+
+
+@pytest.mark.parametrize("kind", [
+    "application/json", "application/json; charset=utf-8",
+    "Application/JSON;charset=UTF-8",
+])
+def test_json_content_types_are_read(echo_server, kind):
+    status, _, out = request(
+        echo_server(), "POST", "/api/translate", json.dumps({"text": "hi"}),
+        {"Content-Type": kind},
+    )
+    assert status == 200 and out["greedy"]["translation"] == "hi"
+
+
+def test_page_copy_is_the_callers(echo_server):
+    status, _, page = request(echo_server(page_options=web.G2P_PAGE), "GET", "/")
+    assert status == 200
+    assert 'placeholder="physics"' in page and ">Pronounce</button>" in page
+    assert "vendredi" not in page and ">Translate<" not in page
+    for word in web.G2P_PAGE.examples:
+        assert f'class="example">{word}</button>' in page
+    own = web.PageOptions(title="<Mine>", intro="Say __BUTTON__",
+                          placeholder='a "b"', button="Go")
+    _, _, page = request(
+        echo_server(info={"title": "ignored"}, page_options=own), "GET", "/"
+    )
+    assert "<h1>&lt;Mine&gt;</h1>" in page and "<title>&lt;Mine&gt;" in page
+    assert 'placeholder="a &quot;b&quot;"' in page and ">Go</button>" in page
+    assert "Say __BUTTON__" in page  # one pass: no placeholder in values
+    _, _, page = request(echo_server(page_options=web.NMT_PAGE), "GET", "/")
+    assert 'placeholder="vendredi 20 octobre 1933"' in page
+
+
+@pytest.mark.parametrize("path,name", [
+    ("/x/keras-seq2seq-attention/g2p-pretrained-3f9c0a1b2c3d4e5f",
+     "g2p-pretrained"),
+    ("runs/demo/export", "demo"),
+    ("runs/demo/", "demo"),
+    ("runs/fra-20240101123045", "fra-20240101123045"),  # a date is kept
+])
+def test_model_name_is_never_a_cache_digest(path, name):
+    assert web_server.model_name(path) == name
+
+
+def test_pretrained_cache_directory_is_served_under_its_name(
+    tmp_path, monkeypatch
+):
+    served = []
+    monkeypatch.setattr(
+        web_server, "serve",
+        lambda path, port, title, **options: served.append((title, options)),
+    )
+    cache = tmp_path / "g2p-pretrained-3f9c0a1b2c3d4e5f"
+    cache.mkdir()
+    (cache / "saved_model.pb").write_bytes(b"")
+    web.serve_model(str(cache), None, port=0, page_options=web.G2P_PAGE)
+    assert served == [("g2p-pretrained", {"page_options": web.G2P_PAGE})]
+
+
+def test_score_column_is_explained(echo_server):
+    _, _, page = request(echo_server(), "GET", "/")
+    note = re.search(r'<p id="score-note"[^>]*>(.*?)</p>', page, re.S)
+    assert note, "no note under the table of hypotheses"
+    text = " ".join(note.group(1).split())
+    assert "sum of its tokens' log-probabilities" in text
+    assert "length penalty" in text and "beam" in text
+
+
+def test_serve_model_says_it_exports_before_exporting(tmp_path, monkeypatch,
+                                                      capsys):
+    said = []
+
+    def export_run(run, out):
+        said.append(capsys.readouterr().out)
+        os.makedirs(out)
+
+    monkeypatch.setattr(web_server, "serve", lambda *a, **k: None)
+    web.serve_model(str(tmp_path), export_run, port=0)
+    (line,) = said[0].splitlines()
+    assert line.startswith(f"exporting {tmp_path} to a temporary folder")
+    assert "half a minute" in line
+
+
+# A document of just what the page's script touches: enough to run its
+# `translate` with a stubbed `fetch` under Node.
+_FAKE_DOM = r"""
+class Node {
+  constructor(tag) { this.tag = tag; this.children = []; this.attrs = {};
+    this.listeners = {}; this.textContent = ""; this.value = "";
+    this.hidden = false;
+    this.classList = {add() {}, remove() {}}; }
+  get firstChild() { return this.children[0] || null; }
+  appendChild(c) { c.parent = this; this.children.push(c); return c; }
+  replaceChildren() { this.children = []; }
+  remove() { if (this.parent) this.parent.children =
+    this.parent.children.filter(c => c !== this); }
+  setAttribute(k, v) { this.attrs[k] = v; }
+  addEventListener(k, f) { this.listeners[k] = f; }
+  getComputedTextLength() { return 10; }
+}
+const nodes = {};
+for (const id of ["text", "translate", "beam_width", "n_best", "status",
+    "error", "hypotheses", "links", "heatmap", "score-note"]) {
+  nodes[id] = new Node(id);
+}
+nodes.beam_width.value = "2"; nodes.n_best.value = "1";
+globalThis.document = {
+  getElementById: id => nodes[id],
+  createElement: t => new Node(t),
+  createElementNS: (ns, t) => new Node(t),
+  querySelectorAll: () => [],
+};
+const hyp = {translation: "x y", score: -1.5, target_tokens: ["x", "y"],
+  target_words: ["x", "y"], attention: [[1], [1]], links: [[0, 0]]};
+const answers = [
+  {ok: true, status: 200, json: async () => ({source_tokens: ["a"],
+    source_words: ["a"], greedy: hyp, beam: hyp, nbest: [hyp],
+    seconds: 0.1})},
+  {ok: false, status: 400, json: async () => ({error: "`text` is empty"})},
+];
+globalThis.fetch = async () => answers.shift();
+"""
+
+_CHECK = r"""
+(async () => {
+  await translate();
+  const before = nodes.hypotheses.children.length;
+  const drawn = nodes.heatmap.children.length;
+  await translate();
+  console.log(JSON.stringify({before: before, drawn: drawn,
+    after: nodes.hypotheses.children.length,
+    heatmap: nodes.heatmap.children.length,
+    links: nodes.links.children.length, error: nodes.error.textContent,
+    note_hidden: nodes["score-note"].hidden}));
+})();
+"""
+
+
+@pytest.mark.skipif(not shutil.which("node"), reason="needs Node.js")
+def test_an_error_clears_the_previous_results(echo_server, tmp_path):
+    _, _, page = request(echo_server(), "GET", "/")
+    script = re.findall(r"<script>\n(.*?)</script>", page, re.S)[-1]
+    path = tmp_path / "page.js"
+    path.write_text(_FAKE_DOM + script + _CHECK)
+    run = subprocess.run(["node", str(path)], capture_output=True, text=True,
+                         timeout=60)
+    assert run.returncode == 0, run.stderr
+    state = json.loads(run.stdout)
+    assert state["before"] == 4 and state["drawn"] > 0  # head + 3 rows
+    assert state["error"] == "`text` is empty"
+    assert state["after"] == state["heatmap"] == state["links"] == 0
+    assert state["note_hidden"]

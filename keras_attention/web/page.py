@@ -5,10 +5,58 @@ SVG: the attention heatmap of the chosen hypothesis (target tokens down,
 source tokens across, darker = more weight) and its word links, lines
 from each source word to the target words linked to it. Text from the
 model is inserted with `textContent` only, never parsed as HTML.
+
+The page's words (title, introduction, placeholder, button, example
+texts) are a `PageOptions`, chosen by the server's caller: `NMT_PAGE` and
+`G2P_PAGE` are the two examples' copies.
 """
 
+import dataclasses
 import html
 import json
+import re
+from typing import Optional
+from typing import Tuple
+
+
+@dataclasses.dataclass(frozen=True)
+class PageOptions:
+    """The words of the page.
+
+    Args:
+        title: The heading and the window title; `""` for the model's name
+            (the server's `title`). Defaults to `""`.
+        intro: The line under the heading.
+        placeholder: The grey text of the empty text box.
+        button: The label of the button that sends the text.
+        examples: Texts shown as buttons that fill the text box. Defaults
+            to `()`.
+    """
+
+    title: str = ""
+    intro: str = (
+        "Type a text, see its translations, where the attention looks "
+        "(the heatmap) and the word links extracted from it."
+    )
+    placeholder: str = "Type a text to translate"
+    button: str = "Translate"
+    examples: Tuple[str, ...] = ()
+
+
+# The translation example's page (`python -m examples.nmt serve`).
+NMT_PAGE = PageOptions(
+    placeholder="vendredi 20 octobre 1933",
+    examples=("vendredi 20 octobre 1933", "le 3 mars 2021", "lundi 5 mai"),
+)
+# The pronunciation example's page (`python -m examples.g2p serve`).
+G2P_PAGE = PageOptions(
+    intro="Type an English word, see its pronunciations (ARPAbet phones), "
+    "where the attention of each phone looks (the heatmap) and the "
+    "letter-phone links extracted from it.",
+    placeholder="physics",
+    button="Pronounce",
+    examples=("physics", "read", "attention", "knight"),
+)
 
 _PAGE = """<!DOCTYPE html>
 <html lang="en">
@@ -41,12 +89,12 @@ h2 { font-size: 1.1em; margin: 1em 0 0.3em; }
 </head>
 <body>
 <h1>__TITLE__</h1>
-<p class="note">Type a text, see its translations, where the attention
-looks (the heatmap) and the word links extracted from it.</p>
+<p class="note">__INTRO__</p>
 <textarea id="text" rows="2" maxlength="__MAX_CHARS__"
-  placeholder="vendredi 20 octobre 1933"></textarea>
+  placeholder="__PLACEHOLDER__"></textarea>
+<div id="examples" class="controls">__EXAMPLES__</div>
 <div class="controls">
-  <button id="translate">Translate</button>
+  <button id="translate">__BUTTON__</button>
   <label>beam width <input id="beam_width" type="number" min="1"
     max="__MAX_BEAM__" value="__BEAM__"></label>
   <label>n-best <input id="n_best" type="number" min="1"
@@ -55,6 +103,14 @@ looks (the heatmap) and the word links extracted from it.</p>
 </div>
 <div id="error" role="alert"></div>
 <table id="hypotheses"></table>
+<p id="score-note" class="note" hidden>Scores are natural
+log-probabilities of the output (0 is certain, lower is less likely). The
+greedy row's score is the sum of its tokens' log-probabilities; the beam
+and n-best rows are ranked by that sum divided by a length penalty
+<code>((5 + n) / 6) ** alpha</code> (<code>n</code> tokens, alpha 0.6
+unless the export chose another): the same output scores higher in a
+beam row than in the greedy row. The sum itself is each hypothesis's
+<code>log_prob</code> in the JSON answer.</p>
 <h2>Word links</h2>
 <svg id="links" width="0" height="0"></svg>
 <h2>Attention</h2>
@@ -175,6 +231,19 @@ function addRow(table, label, hyp) {
   return row;
 }
 
+function clearResults() {
+  answer = null;
+  document.getElementById("hypotheses").replaceChildren();
+  document.getElementById("score-note").hidden = true;
+  clear(document.getElementById("links"));
+  clear(document.getElementById("heatmap"));
+  for (const id of ["links", "heatmap"]) {
+    const svg = document.getElementById(id);
+    svg.setAttribute("width", 0);
+    svg.setAttribute("height", 0);
+  }
+}
+
 function show(data) {
   answer = data;
   const table = document.getElementById("hypotheses");
@@ -190,6 +259,7 @@ function show(data) {
   addRow(table, "beam", data.beam);
   data.nbest.forEach((hyp, i) => addRow(table, `n-best ${i + 1}`, hyp));
   choose(first, data.greedy);
+  document.getElementById("score-note").hidden = false;
   document.getElementById("status").textContent =
     `${data.seconds.toFixed(2)} s`;
 }
@@ -210,18 +280,26 @@ async function translate() {
       body: JSON.stringify(body)});
     const data = await response.json();
     if (!response.ok) {
+      clearResults();
       error.textContent = data.error || `HTTP ${response.status}`;
       status.textContent = "";
       return;
     }
     show(data);
   } catch (e) {
+    clearResults();
     error.textContent = `No answer from the server: ${e}`;
     status.textContent = "";
   }
 }
 
 document.getElementById("translate").addEventListener("click", translate);
+for (const button of document.querySelectorAll("#examples button")) {
+  button.addEventListener("click", () => {
+    document.getElementById("text").value = button.textContent;
+    translate();
+  });
+}
 document.getElementById("text").addEventListener("keydown", e => {
   if (e.key === "Enter" && !e.shiftKey) { e.preventDefault(); translate(); }
 });
@@ -231,28 +309,40 @@ document.getElementById("text").addEventListener("keydown", e => {
 """
 
 
-def render_page(info: dict) -> str:
+def render_page(info: dict, options: Optional[PageOptions] = None) -> str:
     """The page's HTML, with the title and limits of `info`.
 
     Args:
         info: The dict of `GET /api/info`: `title` (optional) and `limits`
             (`max_text_chars`, `max_beam_width`, `beam_width`, `n_best`).
+        options: The page's words; `options.title`, when not empty, comes
+            before `info["title"]`. Defaults to `PageOptions()`.
 
     Returns:
         The HTML text.
     """
+    options = options or PageOptions()
     limits = info["limits"]
+    title = options.title or info.get("title") or "Attention"
+    examples = "".join(
+        f'<button type="button" class="example">{html.escape(text)}</button>'
+        for text in options.examples
+    )
     # `<` escaped so that no string of `info` can close the script element.
     embedded = json.dumps(info).replace("<", "\\u003c")
     replacements = {
-        "__TITLE__": html.escape(str(info.get("title") or "Attention")),
+        "__TITLE__": html.escape(str(title)),
+        "__INTRO__": html.escape(options.intro),
+        "__PLACEHOLDER__": html.escape(options.placeholder),
+        "__BUTTON__": html.escape(options.button),
+        "__EXAMPLES__": examples,
         "__MAX_CHARS__": str(int(limits["max_text_chars"])),
         "__MAX_BEAM__": str(int(limits["max_beam_width"])),
         "__BEAM__": str(int(limits["beam_width"])),
         "__NBEST__": str(int(limits["n_best"])),
         "__INFO__": embedded,
     }
-    page = _PAGE
-    for key, value in replacements.items():
-        page = page.replace(key, value)
-    return page
+    # One pass: a value that holds a placeholder's name is not replaced.
+    return re.sub(
+        "|".join(replacements), lambda m: replacements[m.group(0)], _PAGE
+    )

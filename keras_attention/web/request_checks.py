@@ -15,8 +15,16 @@ MAX_TEXT_CHARS = 500
 MAX_BEAM_WIDTH = 8
 DEFAULT_BEAM_WIDTH = 4
 DEFAULT_N_BEST = 3
+# The deepest nesting of `[` and `{` a body may hold (a request is one
+# object of scalars: depth 1), checked before `json.loads`, whose recursion
+# a body of 16,000 `[` would exhaust.
+MAX_JSON_DEPTH = 8
+# The most characters of one JSON number, checked before `json.loads`,
+# which refuses integers of over 4,300 digits with a `ValueError`.
+MAX_NUMBER_CHARS = 40
 
 _FIELDS = ("text", "beam_width", "n_best")
+_NUMBER_CHARS = frozenset("0123456789+-.eE")
 
 
 class RequestError(Exception):
@@ -43,6 +51,53 @@ def _bounded_int(body: dict, name: str, default: int) -> int:
     return value
 
 
+def check_json_bounds(text: str) -> None:
+    """Refuses JSON text nested too deep or with too long a number.
+
+    One pass over the characters, strings skipped (with their escapes), so
+    that `json.loads` is called only on text it parses in bounded time and
+    stack.
+
+    Args:
+        text: The JSON text.
+
+    Raises:
+        RequestError: 400 for a nesting deeper than `MAX_JSON_DEPTH` or a
+            number of more than `MAX_NUMBER_CHARS` characters.
+    """
+    depth = number = 0
+    in_string = escaped = False
+    for char in text:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == '"':
+                in_string = False
+            continue
+        if char in _NUMBER_CHARS:
+            number += 1
+            if number > MAX_NUMBER_CHARS:
+                raise RequestError(
+                    400, f"The request body holds a number of over "
+                    f"{MAX_NUMBER_CHARS} characters",
+                )
+            continue
+        number = 0
+        if char == '"':
+            in_string = True
+        elif char in "[{":
+            depth += 1
+            if depth > MAX_JSON_DEPTH:
+                raise RequestError(
+                    400, f"The request body is nested over {MAX_JSON_DEPTH} "
+                    'levels deep; send one object like {"text": "..."}',
+                )
+        elif char in "]}":
+            depth -= 1
+
+
 def parse_translate_request(body: bytes) -> dict:
     """The checked fields of a `POST /api/translate` body.
 
@@ -54,7 +109,9 @@ def parse_translate_request(body: bytes) -> dict:
 
     Raises:
         RequestError: 413 for a body over `MAX_REQUEST_BYTES`; 400 for a
-            body that is not UTF-8 JSON, not an object, with unknown keys,
+            body that is not UTF-8 JSON, nested over `MAX_JSON_DEPTH`
+            levels, with a number of over `MAX_NUMBER_CHARS` characters,
+            not an object, with unknown keys,
             a missing, empty, too long or binary `text`, or a `beam_width`
             or `n_best` that is not an integer in `[1, MAX_BEAM_WIDTH]`.
     """
@@ -70,12 +127,18 @@ def parse_translate_request(body: bytes) -> dict:
             400, f"The request body is not UTF-8 text ({err.reason} at "
             f"byte {err.start})",
         ) from None
+    check_json_bounds(decoded)
     try:
         data = json.loads(decoded)
     except json.JSONDecodeError as err:
         raise RequestError(
             400, f"The request body is not JSON: {err.msg} at line "
             f"{err.lineno} column {err.colno}",
+        ) from None
+    except (ValueError, RecursionError) as err:  # a bound json.loads has
+        raise RequestError(
+            400, f"The request body is not JSON this server reads: "
+            f"{str(err)[:200]}",
         ) from None
     if not isinstance(data, dict):
         raise RequestError(

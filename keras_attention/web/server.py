@@ -1,7 +1,8 @@
 """A local web page for an exported seq2seq model.
 
 `serve(path)` starts an HTTP server on `127.0.0.1` (the standard library's
-`ThreadingHTTPServer`, nothing to install) for the string SavedModel at
+`http.server` with a bounded pool of worker threads, `pool.py`; nothing to
+install) for the string SavedModel at
 `path` (see `translator.SavedModelTranslator` for the signatures it
 calls). The page lets a person type a text and see its translations
 (greedy, beam search and the n-best alternatives), the attention heatmap
@@ -19,26 +20,34 @@ Routes:
   `SavedModelTranslator.translate`.
 
 Every error is a JSON object `{"error": message}` with a 4xx status: an
-empty, too long or binary text, a body that is not UTF-8 JSON, a body over
-`MAX_REQUEST_BYTES`, a wrong field type, an unknown path (404), a wrong
-method (405). The decode length is bounded by the SavedModel (its maximum
+empty, too long or binary text, a body that is not UTF-8 JSON (or nested
+too deep, or with too long a number), a body over `MAX_REQUEST_BYTES`
+(413), a `POST` whose `Content-Type` is not `application/json` (415: a
+page of another site cannot send one without the browser asking first), a
+wrong field type, an unknown path (404), a wrong method (405). A request
+that finds all workers busy and the queue full gets a 503 with a
+`Retry-After` header. The decode length is bounded by the SavedModel (its maximum
 output length) and the beam width and n-best size by `MAX_BEAM_WIDTH`.
 """
 
 import json
 import os
+import re
 import sys
 import threading
 import time
 import urllib.parse
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler
-from http.server import ThreadingHTTPServer
 from typing import Any
 from typing import Callable
 from typing import Optional
 
+from keras_attention.web.page import PageOptions
 from keras_attention.web.page import render_page
+from keras_attention.web.pool import QUEUE_SIZE
+from keras_attention.web.pool import WORKERS
+from keras_attention.web.pool import PooledHTTPServer
 from keras_attention.web.request_checks import DEFAULT_BEAM_WIDTH
 from keras_attention.web.request_checks import DEFAULT_N_BEST
 from keras_attention.web.request_checks import MAX_BEAM_WIDTH
@@ -50,6 +59,23 @@ from keras_attention.web.request_checks import parse_translate_request
 HOST = "127.0.0.1"
 # Seconds a connection may take to send its request.
 REQUEST_TIMEOUT = 10
+# The media type a `POST` must declare.
+JSON_TYPE = "application/json"
+
+
+def model_name(path: str) -> str:
+    """The name a model directory shows as the page's heading.
+
+    The directory's name (its parent's for a run's `export`), without a
+    trailing `-` and hexadecimal digest such as the one of a cache
+    directory (`g2p-pretrained-3f9c0a1b2c3d4e5f` -> `g2p-pretrained`).
+    """
+    path = os.path.normpath(os.path.abspath(path))
+    name = os.path.basename(path)
+    if name == "export":
+        name = os.path.basename(os.path.dirname(path)) or name
+    # 12 or more hex digits, one of them a letter: a date is kept.
+    return re.sub(r"[-_.](?=[0-9]*[a-f])[0-9a-f]{12,}$", "", name) or name
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -165,7 +191,16 @@ class _Handler(BaseHTTPRequestHandler):
                 413, f"The request body is over {MAX_REQUEST_BYTES} bytes. "
                 f"Received: Content-Length {length}",
             )
-        return self.rfile.read(length)
+        body = self.rfile.read(length)
+        # Checked after the body is read, so that closing the connection
+        # leaves no unread bytes (which would reset it before the reply).
+        kind = self.headers.get("Content-Type", "")
+        if kind.split(";")[0].strip().lower() != JSON_TYPE:
+            raise RequestError(
+                415, f"Send the body as JSON with 'Content-Type: {JSON_TYPE}'."
+                f" Received: Content-Type {kind[:80]!r}",
+            )
+        return body
 
     def do_POST(self) -> None:
         route = self._route()
@@ -203,7 +238,10 @@ def make_server(
     port: int = 0,
     info: Optional[dict] = None,
     log: Optional[Callable[[str], Any]] = None,
-) -> ThreadingHTTPServer:
+    page_options: Optional[PageOptions] = None,
+    workers: int = WORKERS,
+    queue_size: int = QUEUE_SIZE,
+) -> PooledHTTPServer:
     """An HTTP server of the page on `127.0.0.1`, not yet started.
 
     Args:
@@ -215,13 +253,19 @@ def make_server(
             `{}`.
         log: A function of one string for each request, or `None` for
             none. Defaults to `None`.
+        page_options: The page's words (`PageOptions`, e.g. `G2P_PAGE`).
+            Defaults to `PageOptions()`.
+        workers: Threads that answer requests. Defaults to `WORKERS`.
+        queue_size: Connections that may wait for a worker; one more is
+            answered 503 with `Retry-After`. Defaults to `QUEUE_SIZE`.
 
     Returns:
-        A `ThreadingHTTPServer`: run it with `serve_forever()` (in a
-        thread), stop it with `shutdown()` and `server_close()`.
+        A `PooledHTTPServer`: run it with `serve_forever()` (in a thread),
+        stop it with `shutdown()` and `server_close()`.
 
     Raises:
-        ValueError: if `port` is not an integer in `[0, 65535]`.
+        ValueError: if `port` is not an integer in `[0, 65535]`, or
+            `workers` or `queue_size` not a positive integer.
     """
     if isinstance(port, bool) or not isinstance(port, int) or not (
         0 <= port <= 65535
@@ -237,18 +281,18 @@ def make_server(
         "n_best": DEFAULT_N_BEST,
     }
     info = dict(info or {}, limits=limits)
-    server = ThreadingHTTPServer((HOST, port), _Handler)
-    server.daemon_threads = True
+    page = render_page(info, page_options).encode("utf-8")
+    server = PooledHTTPServer((HOST, port), _Handler, workers, queue_size)
     server.app = {
         "translate": translate,
         "info": info,
-        "page": render_page(info).encode("utf-8"),
+        "page": page,
         "log": log,
     }
     return server
 
 
-def start_in_thread(server: ThreadingHTTPServer) -> threading.Thread:
+def start_in_thread(server: PooledHTTPServer) -> threading.Thread:
     """Runs `server.serve_forever()` in a daemon thread; returns it."""
     thread = threading.Thread(
         target=server.serve_forever, kwargs={"poll_interval": 0.1},
@@ -262,7 +306,8 @@ def serve(
     path: str,
     port: int = 8000,
     title: str = "",
-    ready: Optional[Callable[[ThreadingHTTPServer], Any]] = None,
+    ready: Optional[Callable[[PooledHTTPServer], Any]] = None,
+    page_options: Optional[PageOptions] = None,
 ) -> None:
     """Serves the page for the SavedModel at `path` until interrupted.
 
@@ -271,9 +316,13 @@ def serve(
             and `nbest` signatures.
         port: The port on `127.0.0.1`; `0` picks a free one. Defaults to
             `8000`.
-        title: The heading of the page. Defaults to the directory name.
+        title: The heading of the page. Defaults to the model's name
+            (`model_name(path)`: the directory's, never a cache digest).
         ready: A function called with the server once it listens (its
             `shutdown()` stops `serve`). Defaults to `None`.
+        page_options: The page's words (`NMT_PAGE`, `G2P_PAGE` or your
+            own `PageOptions`); its `title`, when set, comes first.
+            Defaults to `PageOptions()`.
     """
     from keras_attention.web.translator import SavedModelTranslator
 
@@ -282,11 +331,13 @@ def serve(
     # the first request of the page is answered as fast as the next ones.
     print(f"loading {path}", flush=True)
     translator.translate("a", DEFAULT_BEAM_WIDTH, DEFAULT_N_BEST)
-    name = os.path.basename(os.path.normpath(path))
+    name = model_name(path)
+    title = (page_options and page_options.title) or title or name
     server = make_server(
         translator.translate, port,
-        info={"model": name, "title": title or name},
+        info={"model": name, "title": title},
         log=lambda line: print(line, file=sys.stderr),
+        page_options=page_options,
     )
     print(
         f"serving {path} at http://{HOST}:{server.server_port}/ "
@@ -307,6 +358,7 @@ def serve_model(
     export_run: Callable[[str, str], Any],
     port: int = 8000,
     export_dir: str = "export",
+    page_options: Optional[PageOptions] = None,
 ) -> None:
     """Serves a SavedModel or a training run directory.
 
@@ -320,6 +372,8 @@ def serve_model(
         port: The port on `127.0.0.1`. Defaults to `8000`.
         export_dir: The SavedModel directory inside a run. Defaults to
             `"export"`.
+        page_options: The page's words, passed to `serve`. Defaults to
+            `PageOptions()`.
 
     Raises:
         ValueError: if `model` is not a directory.
@@ -331,13 +385,19 @@ def serve_model(
             "`--model` must be a SavedModel or a run directory. "
             f"Received: model={model!r}"
         )
-    title = os.path.basename(os.path.normpath(model))
+    title = model_name(model)
     for path in (model, os.path.join(model, export_dir)):
         if os.path.exists(os.path.join(path, "saved_model.pb")):
-            serve(path, port, title)
+            serve(path, port, title, page_options=page_options)
             return
     with tempfile.TemporaryDirectory(prefix="serve-") as tmp:
         out = os.path.join(tmp, export_dir)
-        print(f"exporting {model} -> {out}", flush=True)
+        # The export traces every signature: tens of seconds with no other
+        # sign of life, hence this line first.
+        print(
+            f"exporting {model} to a temporary folder {out} (about half a "
+            "minute; removed on exit)",
+            flush=True,
+        )
         export_run(model, out)
-        serve(out, port, title)
+        serve(out, port, title, page_options=page_options)
