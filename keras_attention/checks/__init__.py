@@ -14,7 +14,7 @@ check_mask`; the modules group them by what they check:
   `check_choice`, `check_scalar_tensor`, `python_scalar`,
   `concrete_value`);
 - `tensors`: shapes, masks, batch sizes and dtypes of tensors
-  (`check_mask`, `check_same_batch`, `check_feature_shape`, `shape_str`,
+  (`check_mask`, `check_ids`, `check_same_batch`, `check_feature_shape`, `shape_str`,
   `shapes_compatible`, `is_floating`, `is_tensor`, `to_tensor`);
 - `links`: word alignments (`check_links`, `check_corpus`);
 - `errors`: `ArgumentTypeError` and the owner prefix of messages.
@@ -32,6 +32,7 @@ from keras_attention.checks.scalars import check_scalar_tensor
 from keras_attention.checks.scalars import concrete_value
 from keras_attention.checks.scalars import python_scalar
 from keras_attention.checks.tensors import check_feature_shape
+from keras_attention.checks.tensors import check_ids
 from keras_attention.checks.tensors import check_mask
 from keras_attention.checks.tensors import check_same_batch
 from keras_attention.checks.tensors import is_floating
@@ -47,6 +48,7 @@ __all__ = [
     "check_corpus",
     "check_feature_shape",
     "check_float",
+    "check_ids",
     "check_int",
     "check_links",
     "check_mask",

@@ -8,6 +8,7 @@ from typing import Any
 from typing import Optional
 
 import keras
+import numpy as np
 from keras import ops
 
 from keras_attention.checks.errors import ArgumentTypeError
@@ -142,3 +143,66 @@ def to_tensor(name: str, value: Any, owner: Optional[str] = None) -> Tensor:
         f"tensor. Received: {name}={value!r:.80} of type "
         f"{type(value).__name__}"
     )
+
+
+def check_ids(
+    name: str,
+    ids: Any,
+    vocab_size: Optional[int],
+    owner: Optional[str] = None,
+    layout: str = "(batch_size, S)",
+) -> Tensor:
+    """Token ids of the rank of `layout`, in `[0, vocab_size)`, as int32.
+
+    The dtype and the rank are checked always, the values only where they
+    are concrete (`concrete_value`: not inside a traced function, where a
+    caller decides what ids outside the vocabulary mean).
+
+    Args:
+        name: The argument's name.
+        ids: Integer ids: a tensor, a numpy array or nested lists.
+        vocab_size: The vocabulary size (`None`: no upper bound).
+        owner: The class or function name that prefixes the message.
+        layout: The expected shape, e.g. `"(batch_size, S)"`.
+
+    Returns:
+        `ids` as an int32 tensor.
+
+    Raises:
+        ValueError: for a non-integer dtype, another rank, or an id outside
+            `[0, vocab_size)`; the message names the argument, the expected
+            and the received value (the first offending id and its index).
+        ArgumentTypeError: for a value that is not numeric at all.
+    """
+    from keras_attention.checks.scalars import concrete_value
+
+    prefix = owner_prefix(owner)
+    tensor = to_tensor(name, ids, owner)
+    dtype = keras.backend.standardize_dtype(tensor.dtype)
+    if "int" not in dtype:
+        raise ValueError(
+            f"{prefix}`{name}` must be integer token ids. Received: "
+            f"{name}.dtype={dtype}"
+        )
+    rank = len(layout.strip("()").split(","))
+    if len(tensor.shape) != rank:
+        raise ValueError(
+            f"{prefix}`{name}` must have shape {layout}. Received: "
+            f"{name}.shape={shape_str(tensor.shape)}"
+        )
+    value = concrete_value(tensor)
+    if value is not None and value.size:
+        high = None if vocab_size is None else int(vocab_size)
+        bad = value < 0 if high is None else (value < 0) | (value >= high)
+        if bad.any():
+            index = tuple(int(i) for i in np.argwhere(bad)[0])
+            where = ", ".join(str(i) for i in index)
+            expected = (
+                "non-negative token ids" if high is None
+                else f"token ids in [0, {high})"
+            )
+            raise ValueError(
+                f"{prefix}`{name}` must hold {expected}. Received: "
+                f"{name}[{where}]={int(value[index])}"
+            )
+    return ops.cast(tensor, "int32")

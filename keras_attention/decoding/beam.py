@@ -2,6 +2,7 @@
 
 import numbers
 from typing import Optional
+from typing import Sequence
 
 from keras import ops
 
@@ -122,6 +123,7 @@ def beam_search_all(
     prefix: Optional[Tensor] = None,
     prefix_lengths: Optional[Tensor] = None,
     static_max_length: Optional[int] = None,
+    forbidden_tokens: Sequence[int] = (),
 ) -> dict:
     """Beam search; every beam, `(batch_size, beam_width, ...)`, best first.
 
@@ -134,6 +136,7 @@ def beam_search_all(
     alpha = check_float("length_penalty", length_penalty, low=0.0)
     beta = check_float("coverage_penalty", coverage_penalty, low=0.0)
     check_choice("convention", convention, CONVENTIONS)
+    forbidden = core.check_forbidden_tokens(forbidden_tokens)
     step, start, end_token, pad_token, prefix = args.check_common(
         step_fn, start_tokens, initial_state, end_token, pad_token,
         from_logits, prefix, prefix_lengths,
@@ -143,6 +146,7 @@ def beam_search_all(
         _beam_choose(k, alpha, beta, convention, end_token),
         _beam_extras(k, beta), end_token, pad_token, max_length,
         copies=k, prefix=prefix, static_max_length=static_max_length,
+        forbidden_tokens=forbidden,
     )
     batch_size = ops.shape(start)[0]
 
@@ -177,6 +181,7 @@ def beam_search_decode(
     prefix: Optional[Tensor] = None,
     prefix_lengths: Optional[Tensor] = None,
     static_max_length: Optional[int] = None,
+    forbidden_tokens: Sequence[int] = (),
 ) -> dict:
     """Beam search with GNMT length normalisation, inside the graph.
 
@@ -250,6 +255,10 @@ def beam_search_decode(
         static_max_length: Optional Python int, the static width `L` of
             the outputs, for per-sentence limits under XLA, as for
             `greedy_decode`. Defaults to `None`.
+        forbidden_tokens: As for `greedy_decode`. Below the hypotheses
+            of finished and empty beams too: a search with fewer live
+            hypotheses than beams never fills them with these tokens.
+            Defaults to `()`.
 
     Returns:
         A dict with `tokens` `(batch_size, L)`, `lengths`, `scores` (the
@@ -279,6 +288,7 @@ def beam_search_decode(
         coverage_penalty=coverage_penalty, convention=convention,
         pad_token=pad_token, from_logits=from_logits, prefix=prefix,
         prefix_lengths=prefix_lengths, static_max_length=static_max_length,
+        forbidden_tokens=forbidden_tokens,
     )
     return_all_beams = check_bool("return_all_beams", return_all_beams)
     result = {
@@ -317,7 +327,7 @@ def beam_search_nbest(
         **options: The other arguments of `beam_search_decode`
             (`length_penalty`, `coverage_penalty`, `convention`,
             `pad_token`, `from_logits`, `prefix`, `prefix_lengths`,
-            `static_max_length`).
+            `static_max_length`, `forbidden_tokens`).
 
     Returns:
         A dict with `tokens` int32 `(batch_size, n_best, L)`, `lengths`,

@@ -14,6 +14,7 @@ from typing import Optional
 from typing import Tuple
 
 import keras
+import numpy as np
 from keras import ops
 
 from keras_attention.checks import check_int
@@ -138,6 +139,77 @@ def _pad_only(log_probs: Tensor, finished: Tensor, pad_token: IntOrTensor):
     )
 
 
+def check_forbidden_tokens(forbidden_tokens: Any) -> tuple:
+    """`forbidden_tokens` as a tuple of non-negative Python ints."""
+    if forbidden_tokens is None:
+        return ()
+    try:
+        items = list(forbidden_tokens)
+    except TypeError:
+        items = None
+    if items is None or isinstance(forbidden_tokens, (str, bytes)):
+        raise ValueError(
+            "`forbidden_tokens` must be a sequence of token ids. Received: "
+            f"forbidden_tokens={forbidden_tokens!r:.80}"
+        )
+    return tuple(
+        check_int(f"forbidden_tokens[{i}]", item, low=0)
+        for i, item in enumerate(items)
+    )
+
+
+def allowed_tokens(
+    forbidden: tuple, vocab_size: IntOrTensor, end_token: IntOrTensor
+) -> Optional[Tensor]:
+    """bool `(vocab_size,)`: the tokens a hypothesis may hold, `None` where
+    none is forbidden. Made once, before the loop (a constant where the
+    vocabulary size is static): the steps only read it.
+
+    Raises a `ValueError` for a forbidden id outside a static vocabulary,
+    or the end token (a hypothesis could never end).
+    """
+    if not forbidden:
+        return None
+    if isinstance(end_token, int) and end_token in forbidden:
+        raise ValueError(
+            "`forbidden_tokens` must not hold `end_token`: no hypothesis "
+            f"could end. Received: forbidden_tokens={list(forbidden)}, "
+            f"end_token={end_token}"
+        )
+    if isinstance(vocab_size, int):
+        if max(forbidden) >= vocab_size:
+            raise ValueError(
+                f"`forbidden_tokens` must be token ids in [0, {vocab_size}), "
+                "the vocabulary of the log_probs of `step_fn`. Received: "
+                f"forbidden_tokens={list(forbidden)}"
+            )
+        mask = np.ones((vocab_size,), dtype=bool)
+        mask[list(forbidden)] = False
+        return ops.convert_to_tensor(mask)
+    vocab = ops.arange(vocab_size, dtype="int32")
+    ids = ops.convert_to_tensor(list(forbidden), dtype="int32")
+    return ops.logical_not(
+        ops.any(ops.equal(ops.expand_dims(vocab, 1), ids), axis=1)
+    )
+
+
+def _forbid(
+    log_probs: Tensor,
+    allowed: Tensor,
+    t: Tensor,
+    prefix: Optional[Tuple[Tensor, Tensor]],
+):
+    """The forbidden tokens below every other token (`FORBIDDEN`: under
+    the `NEG_INF` of dead or finished beams too, so a beam search that runs
+    out of live hypotheses fills its beams with those first); rows inside
+    their prefix keep their prefix token whatever it is."""
+    keep = ops.expand_dims(allowed, 0)
+    if prefix is not None:
+        _, inside = prefix_tokens(t, prefix)
+        keep = ops.logical_or(keep, ops.expand_dims(inside, 1))
+    return ops.where(keep, log_probs, args.FORBIDDEN)
+
+
 def buffer_width(
     bound: IntOrTensor, static_max_length: Optional[int]
 ) -> IntOrTensor:
@@ -186,6 +258,7 @@ def run_loop(
     prefix: Optional[Tuple[Tensor, Tensor]] = None,
     pad_finished: bool = True,
     static_max_length: Optional[int] = None,
+    forbidden_tokens: tuple = (),
 ) -> dict:
     """Runs a decode loop; returns every row's outputs.
 
@@ -227,6 +300,9 @@ def run_loop(
     log_probs, state, attention = step(start_tokens, initial_state)
     args.check_limits_batch(limits, start_tokens)
     prefix = args.resolve_prefix(prefix, ops.shape(log_probs)[1])
+    allowed = allowed_tokens(
+        forbidden_tokens, ops.shape(log_probs)[1], end_token
+    )
     if not (isinstance(copies, int) and copies == 1):
         log_probs, state, attention, limits, prefix = tile_state(
             (log_probs, state, attention, limits, prefix), copies
@@ -251,6 +327,8 @@ def run_loop(
         ex: dict,
         given: NestedTensor = None,
     ):
+        if allowed is not None:
+            log_probs = _forbid(log_probs, allowed, t, prefix)
         if prefix is not None:
             log_probs = _force_prefix(log_probs, t, prefix)
         if pad_finished:

@@ -2,6 +2,7 @@
 
 from typing import Callable
 from typing import Optional
+from typing import Sequence
 from typing import Tuple
 
 import keras
@@ -81,6 +82,7 @@ def greedy_decode(
     prefix: Optional[Tensor] = None,
     prefix_lengths: Optional[Tensor] = None,
     static_max_length: Optional[int] = None,
+    forbidden_tokens: Sequence[int] = (),
 ) -> dict:
     """Greedy decoding: at every step, feeds back the most probable token.
 
@@ -128,6 +130,11 @@ def greedy_decode(
             A known `max_length` above it raises; inside a traced function
             larger entries count as `static_max_length`. Defaults to
             `None`: `L` is the number of steps run.
+        forbidden_tokens: Token ids no hypothesis may hold before its
+            end (outside its prefix), whatever the model prefers, e.g. the
+            padding and start tokens: their log-probs are set below every
+            other token's at every step (a mask made once, before the
+            loop). Not `end_token`. Defaults to `()`.
 
     Returns:
         A dict with `tokens` `(batch_size, L)`, `lengths`, `scores`,
@@ -157,6 +164,7 @@ def greedy_decode(
     out["tokens"], out["attention"]
     ```
     """
+    forbidden = core.check_forbidden_tokens(forbidden_tokens)
     step, start, end_token, pad_token, prefix = args.check_common(
         step_fn, start_tokens, initial_state, end_token, pad_token,
         from_logits, prefix, prefix_lengths,
@@ -164,6 +172,6 @@ def greedy_decode(
     out = core.run_loop(
         step, start, initial_state, greedy_choose(pad_token), row_extras,
         end_token, pad_token, max_length, prefix=prefix, pad_finished=False,
-        static_max_length=static_max_length,
+        static_max_length=static_max_length, forbidden_tokens=forbidden,
     )
     return row_result(out)

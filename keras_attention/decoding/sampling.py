@@ -2,6 +2,7 @@
 
 import numbers
 from typing import Optional
+from typing import Sequence
 from typing import Union
 
 import keras
@@ -271,6 +272,7 @@ def sample_decode(
     prefix: Optional[Tensor] = None,
     prefix_lengths: Optional[Tensor] = None,
     static_max_length: Optional[int] = None,
+    forbidden_tokens: Sequence[int] = (),
 ) -> dict:
     """Sampling decoding: at every step, draws the next token.
 
@@ -303,6 +305,8 @@ def sample_decode(
         static_max_length: As for `greedy_decode`. The draws are made
             for that many steps: the same int `seed` gives other draws
             with it than without.
+        forbidden_tokens: As for `greedy_decode`: the forbidden tokens
+            are never drawn.
         temperature: Non-negative finite float. `0` is greedy decoding.
             Or a scalar float tensor (`<= 0`: greedy), see
             `filter_logits`. Defaults to `1.0`.
@@ -337,6 +341,7 @@ def sample_decode(
             "`seed` must be None, an int or a keras.random.SeedGenerator. "
             f"Received: seed={seed!r} of type {type(seed).__name__}"
         )
+    forbidden = core.check_forbidden_tokens(forbidden_tokens)
     step, start, end_token, pad_token, prefix = args.check_common(
         step_fn, start_tokens, initial_state, end_token, pad_token,
         from_logits, prefix, prefix_lengths,
@@ -380,6 +385,6 @@ def sample_decode(
     out = core.run_loop(
         step, start, initial_state, choose, row_extras,
         end_token, pad_token, max_length, prefix=prefix, pad_finished=False,
-        static_max_length=static_max_length,
+        static_max_length=static_max_length, forbidden_tokens=forbidden,
     )
     return row_result(out)

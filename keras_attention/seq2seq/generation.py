@@ -22,8 +22,13 @@ from keras import ops
 
 from keras_attention import decoding
 from keras_attention.checks import check_bool
+from keras_attention.checks import check_ids
+from keras_attention.checks import check_same_batch
+from keras_attention.checks import shape_str
 from keras_attention.seq2seq.tokens import END_ID
+from keras_attention.seq2seq.tokens import PAD_ID
 from keras_attention.seq2seq.tokens import START_ID
+from keras_attention.seq2seq.tokens import UNK_ID
 
 # The compiled decoding functions a model keeps (one per strategy and
 # options), the oldest dropped first.
@@ -31,6 +36,9 @@ MAX_COMPILED = 32
 # The decode buffers hold at most this many elements (`decoding` raises
 # beyond it); larger requests decode eagerly, where it raises.
 _INT32_MAX = 2**31 - 1
+# The tokens no generated hypothesis holds before its end (`generate`'s
+# default `forbidden_tokens`): padding and `[START]` are never targets.
+FORBIDDEN_TOKENS = (PAD_ID, START_ID)
 _DECODERS = {
     "greedy": decoding.greedy_decode,
     "beam": decoding.beam_search_decode,
@@ -57,6 +65,10 @@ def _static_key(strategy: str, max_length: Any, options: dict) -> Any:
             value is None
             or isinstance(
                 value, (bool, str, numbers.Number, keras.random.SeedGenerator)
+            )
+            or (
+                isinstance(value, tuple)
+                and all(isinstance(v, numbers.Integral) for v in value)
             )
         ):
             return None
@@ -195,8 +207,32 @@ class CompiledGenerate:
         return self._call(ops.convert_to_tensor(source_ids, "int32"))
 
 
+def in_vocabulary(ids: Tensor, vocab_size: int) -> Tensor:
+    """`ids` with every id outside `[0, vocab_size)` read as `[UNK]`: what
+    a traced function does with ids that could not be checked."""
+    inside = ops.logical_and(
+        ops.greater_equal(ids, 0), ops.less(ids, vocab_size)
+    )
+    return ops.where(inside, ids, UNK_ID)
+
+
 class Generation:
     """Decoding with the layers of a `Seq2Seq` (mixin)."""
+
+    def _check_source(self, owner: str, source_ids: Any) -> Tensor:
+        """`source_ids` checked (`generate`'s and `align`'s `Raises:`) as
+        int32 `(batch, S)`."""
+        source_ids = check_ids(
+            "source_ids", source_ids, self.source_vocab_size, owner
+        )
+        batch, length = source_ids.shape
+        if length == 0 and batch != 0:
+            raise ValueError(
+                f"{owner}: `source_ids` must hold at least one token per "
+                f"sentence, e.g. [END] (id {END_ID}) for an empty sentence. "
+                f"Received: source_ids.shape={shape_str(source_ids.shape)}"
+            )
+        return source_ids
 
     def encode(self, source_ids: Tensor) -> dict:
         """The initial decoding state of source ids `(batch, S)`: a dict
@@ -288,8 +324,18 @@ class Generation:
         `keras.utils.set_random_seed`): every call draws new samples. An
         int `seed` gives the eager decoder's samples.
 
+        Source ids are checked eagerly wherever their values are known
+        (see `Raises:`). Inside a traced function (a `tf.function`, a JAX
+        trace), where they are not, an id outside the source vocabulary is
+        read as `[UNK]` (id 1), and an empty source (`S = 0`) is not
+        checked. No hypothesis holds `[PAD]` or `[START]` before its end
+        (the default `forbidden_tokens`, `FORBIDDEN_TOKENS`). An empty
+        batch, `(0, S)`, gives outputs of batch size 0 (and `L` columns
+        of the decoder's, with no decoding step of the model).
+
         Args:
-            source_ids: int `(batch, S)`, 0 = padding.
+            source_ids: int `(batch, S)`, 0 = padding, `S >= 1`: an empty
+                sentence is `[END]` alone.
             max_length: Longest output in tokens. Defaults to `64`.
             strategy: `"greedy"`, `"beam"` (`beam_search_decode`),
                 `"nbest"` (`beam_search_nbest`, give `n_best`) or
@@ -297,19 +343,30 @@ class Generation:
             compile: Whether to decode with the compiled function. Defaults
                 to `None`: the model's `compile_generate` (`True`).
             **options: More arguments of that decoder (`beam_width`,
-                `temperature`, `seed`, ...).
+                `temperature`, `seed`, `forbidden_tokens` (a tuple of ints;
+                defaults to `FORBIDDEN_TOKENS`), ...).
 
         Returns:
             The decoder's dict (`tokens`, `lengths`, `scores`, ...). On JAX
             the compiled outputs keep `L = max_length` columns (shapes are
             static under `jax.jit`): the eager outputs, padded with the
             end token and zero attention.
+
+        Raises:
+            ValueError: for `source_ids` that are not integers, not of rank
+                2, with an id outside `[0, source_vocab_size)` (values
+                known) or no token at all (`(batch, 0)`, batch known and
+                not 0); for an unknown `strategy` and the decoder's invalid
+                options. The message names the argument, the expected and
+                the received value.
         """
         decoder = _decoder(strategy)
         if compile is None:
             compile = self.compile_generate
         compile = check_bool("compile", compile)
-        source_ids = ops.convert_to_tensor(source_ids, "int32")
+        source_ids = self._check_source("Seq2Seq.generate", source_ids)
+        if source_ids.shape[0] == 0:
+            compile = False  # Nothing to compile: no step of the model.
         if compile and not _is_traced(source_ids):
             function = self.make_generate_function(
                 max_length, strategy, **options
@@ -377,20 +434,74 @@ class Generation:
     def _decode_ids(
         self, source_ids: Tensor, decoder: Any, max_length: Any, options: dict
     ) -> dict:
-        start = ops.full((ops.shape(source_ids)[0],), START_ID, "int32")
-        return decoder(
-            self.step,
-            start,
-            self.encode(source_ids),
-            END_ID,
-            max_length,
-            **options,
-        )
+        options = dict(options)
+        options.setdefault("forbidden_tokens", FORBIDDEN_TOKENS)
+        batch = ops.shape(source_ids)[0]
+        start = ops.full((batch,), START_ID, "int32")
+        if isinstance(batch, int) and batch == 0:
+            # The RNNs cannot run on zero rows: the decoder runs (and
+            # checks its options) over a step of the right shapes.
+            step, state = self._empty_step(source_ids)
+        else:
+            source_ids = in_vocabulary(source_ids, self.source_vocab_size)
+            step, state = self.step, self.encode(source_ids)
+        return decoder(step, start, state, END_ID, max_length, **options)
+
+    def _empty_step(self, source_ids: Tensor) -> tuple:
+        """`(step_fn, state)` of a batch of zero sentences."""
+        length = ops.shape(source_ids)[1]
+        vocab_size = self.target_vocab_size
+
+        def step(tokens: Tensor, state: Any) -> tuple:
+            rows = ops.shape(tokens)[0]
+            return (
+                ops.zeros((rows, vocab_size), "float32"),
+                state,
+                ops.zeros((rows, length), "float32"),
+            )
+
+        return step, {"source_ids": source_ids}
 
     def align(self, source_ids: Tensor, target_in: Tensor) -> Tensor:
         """The `(batch, T, S)` weights word alignment reads (the alignment
-        head's, or the attention's), teacher-forced."""
+        head's, or the attention's), teacher-forced.
+
+        The ids are checked as `generate`'s `source_ids` (`target_in`
+        against the target vocabulary, any `T`); inside a traced function
+        ids outside a vocabulary are read as `[UNK]`. An empty batch gives
+        `(0, T, S)` zeros.
+
+        Raises:
+            ValueError: for ids that are not integers of rank 2, an id
+                outside its vocabulary (values known), an empty source
+                (`(batch, 0)`, batch not 0), or `source_ids` and
+                `target_in` of different batch sizes.
+        """
+        owner = "Seq2Seq.align"
+        target_in = check_ids(
+            "target_in", target_in, self.target_vocab_size, owner,
+            layout="(batch_size, T)",
+        )
+        source_ids = check_ids(
+            "source_ids", source_ids, self.source_vocab_size, owner
+        )
+        check_same_batch(
+            owner, source_ids=source_ids.shape, target_in=target_in.shape
+        )
+        source_ids = self._check_source(owner, source_ids)
+        if source_ids.shape[0] == 0:
+            return ops.zeros(
+                (0, ops.shape(target_in)[1], ops.shape(source_ids)[1]),
+                "float32",
+            )
         return self(
-            {"source_ids": source_ids, "target_in": target_in},
+            {
+                "source_ids": in_vocabulary(
+                    source_ids, self.source_vocab_size
+                ),
+                "target_in": in_vocabulary(
+                    target_in, self.target_vocab_size
+                ),
+            },
             training=False,
         )["alignment"]
