@@ -61,11 +61,13 @@ def test_processors_round_trip_and_unknowns():
     assert long.to_list()[0][-1] == 3
 
 
-def test_processor_bad_arguments():
-    with pytest.raises(ValueError, match="unit"):
-        text_lib.SymbolProcessor("ab", "letter")
-    with pytest.raises(ValueError, match="max_tokens"):
-        text_lib.SymbolProcessor("ab", "char", max_tokens=2)
+def test_tokenizer_bad_vocabularies():
+    from keras_attention.tokenizers import CharacterTokenizer
+
+    with pytest.raises(ValueError, match="must start with"):
+        CharacterTokenizer(list("ab"))
+    with pytest.raises(ValueError, match="single characters"):
+        CharacterTokenizer(text_lib.SOURCE_VOCABULARY + ["ab"])
 
 
 def test_monotonic_rate_hand_made():

@@ -152,8 +152,8 @@ def _write_vocab(path, words):
 def test_pipeline_pads_on_the_right(tmp_path, bucket_boundaries):
     words = "un deux trois quatre cinq six sept huit one two three four five".split()
     vocab = _write_vocab(tmp_path / "vocab.txt", words)
-    source = text_lib.TextProcessor(vocab, add_start=False, name="s")
-    target = text_lib.TextProcessor(vocab, add_start=True, name="t")
+    source = text_lib.load_tokenizer(vocab).framed(False, True, 64)
+    target = text_lib.load_tokenizer(vocab).framed(True, True, 64)
     rng = np.random.RandomState(0)
     pairs = [
         (" ".join(rng.choice(words[:8], rng.randint(1, 8))),

@@ -27,12 +27,12 @@ pytestmark = pytest.mark.tf_only
 
 
 # ----------------------------------------------------------------------
-# Whitespace words -> pre-tokenised words -> pieces.
+# Whitespace words -> pieces.
 
 
 def test_word_positions_punctuation_split():
-    # "L'homme" is 3 pre-tokenised words (l ' homme), "dort." 2.
-    positions = align.word_positions("L'homme dort.", [1, 1, 1, 1, 1])
+    # "L'homme" is 3 pieces (l ' homme), "dort." 2.
+    positions = align.word_positions("L'homme dort.", [3, 2])
     assert positions == [[0, 1, 2], [3, 4]]
 
 
@@ -66,6 +66,12 @@ def test_whitespace_attention_sums_source_means_target():
     np.testing.assert_allclose(out, [[0.4, 0.6], [0.0, 1.0]])
 
 
+def _processor(path, add_start=True):
+    """A framed `WordPieceTokenizer` of a vocabulary file, as the NMT
+    example frames its tokenizers (lower-cased, `[END]`, 64 tokens)."""
+    return text_lib.load_tokenizer(path).framed(add_start, True, 64)
+
+
 def _vocab(tmp_path, words):
     path = os.path.join(str(tmp_path), "vocab.txt")
     text_lib.save_vocabulary(list(text_lib.RESERVED_TOKENS) + words, path)
@@ -74,9 +80,9 @@ def _vocab(tmp_path, words):
 
 def test_piece_counts_follow_the_processor(tmp_path):
     path = _vocab(tmp_path, ["l", "'", "homme", ".", "oct", "##obre", "20"])
-    processor = text_lib.TextProcessor(path, add_start=False)
+    processor = _processor(path, add_start=False)
     counts = align.piece_counts(processor, ["L'homme.", "20 octobre"])
-    assert counts == [[1, 1, 1, 1], [1, 2]]
+    assert counts == [[4], [1, 2]]
     ids = processor.tokenize(["20 octobre"])[0].numpy().tolist()
     positions = align.word_positions("20 octobre", counts[1])
     # Position p is token p of the source (no [START]); [END] is last.
@@ -104,10 +110,10 @@ def _abc_xyz(tmp_path):
     """Source ("a b c") and target ("x y z") processors of 3 words."""
     (tmp_path / "s").mkdir()
     (tmp_path / "t").mkdir()
-    source = text_lib.TextProcessor(
+    source = _processor(
         _vocab(tmp_path / "s", ["a", "b", "c"]), add_start=False
     )
-    target = text_lib.TextProcessor(_vocab(tmp_path / "t", ["x", "y", "z"]))
+    target = _processor(_vocab(tmp_path / "t", ["x", "y", "z"]))
     return source, target
 
 
@@ -171,8 +177,8 @@ def test_threshold_links_apply_to_the_reverse_run(tmp_path, monkeypatch):
     from examples.nmt import run as run_lib
 
     path = _vocab(tmp_path, ["a", "b", "c", "x", "y", "z"])
-    source = text_lib.TextProcessor(path, add_start=False)
-    target = text_lib.TextProcessor(path)
+    source = _processor(path, add_start=False)
+    target = _processor(path)
     split = _FixedAttention(
         lambda r, n: 0.5 * (np.eye(n)[(r - 1) % 3] + np.eye(n)[r % 3])
     )
@@ -199,8 +205,8 @@ def _fixed_runs(tmp_path, monkeypatch):
     from examples.nmt import run as run_lib
 
     path = _vocab(tmp_path, ["a", "b", "c", "x", "y", "z"])
-    source = text_lib.TextProcessor(path, add_start=False)
-    target = text_lib.TextProcessor(path)
+    source = _processor(path, add_start=False)
+    target = _processor(path)
     monkeypatch.setattr(
         run_lib, "load_trained",
         lambda run_dir: (_FixedAttention(), source, target, None),
@@ -240,8 +246,8 @@ def test_cognates_prior_needs_no_links(tmp_path, monkeypatch):
     from examples.nmt import run as run_lib
 
     path = _vocab(tmp_path, ["alpha", "beta", "gamma"])
-    source = text_lib.TextProcessor(path, add_start=False)
-    target = text_lib.TextProcessor(path)
+    source = _processor(path, add_start=False)
+    target = _processor(path)
     monkeypatch.setattr(
         run_lib, "load_trained",
         lambda run_dir: (_FixedAttention(), source, target, None),
@@ -471,8 +477,8 @@ def test_make_dataset_feeds_the_reference(tmp_path):
     (tmp_path / "t").mkdir()
     s_path = _vocab(tmp_path / "s", ["a", "bb", "##b"])
     t_path = _vocab(tmp_path / "t", ["x", "y"])
-    source = text_lib.TextProcessor(s_path, add_start=False)
-    target = text_lib.TextProcessor(t_path)
+    source = _processor(s_path, add_start=False)
+    target = _processor(t_path)
     from examples.nmt.corpus import Corpus
 
     corpus = Corpus(pairs=[("a bbb", "y x"), ("a", "x")])

@@ -1,4 +1,6 @@
-"""tensorflow-text processing of the NMT example: vocabulary, round trip, limits."""
+"""The NMT example's WordPiece tokenizers (`keras_attention.tokenizers.
+WordPieceTokenizer` over a run's vocabulary file): vocabulary, round trip,
+limits."""
 
 import pytest
 
@@ -31,8 +33,14 @@ def processors(tmp_path_factory):
         vocab = text.learn_vocabulary(SENTENCES, 200, lower_case=lower)
         path = str(root / f"vocab_{lower}.txt")
         text.save_vocabulary(vocab, path)
-        out[lower] = text.TextProcessor(path, lower_case=lower, max_tokens=64)
+        out[lower] = _framed(path, lower, max_tokens=64)
+        out[lower].path = path
     return out
+
+
+def _framed(path, lower_case=True, add_start=True, max_tokens=64):
+    tokenizer = text.load_tokenizer(path, lower_case=lower_case)
+    return tokenizer.framed(add_start, True, max_tokens)
 
 
 def _strings(tensor):
@@ -40,16 +48,21 @@ def _strings(tensor):
 
 
 def test_vocabulary_has_reserved_tokens_first(processors):
-    vocab = text.load_vocabulary(processors[True].vocab_path.asset_path.numpy())
+    vocab = text.load_vocabulary(processors[True].path)
     assert tuple(vocab[:4]) == text.RESERVED_TOKENS
     assert len(vocab) == len(set(vocab))
 
 
 def test_tensorflow_pretokenization_matches_python_mirror():
+    from keras_attention.tokenizers import text_ops
+
     corpus = dates.generate_dates(300, seed=7)
     sentences = [s for pair in corpus.pairs for s in pair] + SENTENCES
     for lower in (True, False):
-        words = text.tf_pretokenize(sentences, lower_case=lower).to_list()
+        spaced = text_ops.whitespace_words(sentences, lower)
+        parts = text_ops.split_punctuation(spaced.flat_values)
+        words = tf.RaggedTensor.from_row_splits(parts, spaced.row_splits)
+        words = words.merge_dims(1, 2).to_list()
         for sentence, got in zip(sentences, words):
             assert [w.decode("utf-8") for w in got] == corpus_lib.pretokenize(
                 sentence, lower_case=lower
@@ -76,8 +89,7 @@ def test_detokenize_stops_at_first_end_and_drops_padding(processors):
 
 
 def test_source_side_has_no_start_token(processors, tmp_path):
-    path = processors[True].vocab_path.asset_path.numpy().decode()
-    source = text.TextProcessor(path, lower_case=True, add_start=False)
+    source = _framed(processors[True].path, add_start=False)
     ids = source.tokenize(["hello"]).to_list()[0]
     assert ids[0] != text.START_ID and ids[-1] == text.END_ID
 
@@ -88,8 +100,7 @@ def test_unknown_words_become_unk(processors):
 
 
 def _short(processors):
-    path = processors[True].vocab_path.asset_path.numpy().decode()
-    return text.TextProcessor(path, lower_case=True, max_tokens=16)
+    return _framed(processors[True].path, max_tokens=16)
 
 
 def test_max_tokens_truncates_and_keeps_end(processors):
@@ -112,4 +123,4 @@ def test_bad_vocabulary_is_rejected(tmp_path):
     path = tmp_path / "v.txt"
     path.write_text("a\nb\nc\nd\n")
     with pytest.raises(ValueError, match="must start with"):
-        text.TextProcessor(str(path))
+        text.load_tokenizer(str(path))

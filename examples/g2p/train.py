@@ -62,11 +62,9 @@ def as_corpus(lexicon):
 
 
 def make_processors():
-    """`(source, target)`: a word's letters, `[END]` added; the phones."""
-    return (
-        text_lib.word_processor(add_start=False),
-        text_lib.phone_processor(),
-    )
+    """`(source, target)` framed tokenizers (`text.framed`): a word's
+    letters, `[END]` added; the phones."""
+    return text_lib.framed(*text_lib.make_tokenizers())
 
 
 def train(run_dir, data_config, model_config, train_config, log=print):
@@ -80,7 +78,7 @@ def train(run_dir, data_config, model_config, train_config, log=print):
     )
     source, target = make_processors()
     model_config = common_train.with_vocabularies(
-        model_config, source, target, source.vocab
+        model_config, source, target, text_lib.SOURCE_VOCABULARY
     )
     run_lib.save_run_config(
         run_dir,

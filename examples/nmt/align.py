@@ -184,8 +184,8 @@ def teacher_forced_attention(
     Args:
         seq2seq: A `keras_attention.seq2seq.Seq2Seq` (e.g. from
             `run.load_trained`).
-        source_processor: The run's source `text.TextProcessor`.
-        target_processor: The run's target `text.TextProcessor`.
+        source_processor: The run's source framed tokenizer (`run.make_processors`).
+        target_processor: The run's target framed tokenizer (`run.make_processors`).
         pairs: Sequence of `(source, target)` strings.
         batch_size: Pairs per model call. Defaults to `256`.
         output: The model output read: `"alignment"` (what `align`
@@ -255,8 +255,8 @@ def attention_word_links(
 
     Args:
         seq2seq: A `keras_attention.seq2seq.Seq2Seq`.
-        source_processor: The run's source `text.TextProcessor`.
-        target_processor: The run's target `text.TextProcessor`.
+        source_processor: The run's source framed tokenizer (`run.make_processors`).
+        target_processor: The run's target framed tokenizer (`run.make_processors`).
         pairs: Sequence of raw `(source, target)` strings.
         batch_size: Pairs per model call. Defaults to `256`.
         progress: Whether to show a `keras.utils.Progbar` on stdout.
@@ -303,12 +303,8 @@ def attention_word_links(
         for (source, target), (weights, _, _), sc, tc in zip(
             chunk, attention, s_counts, t_counts
         ):
-            s_pos = word_positions(
-                source, sc, source_processor.lower_case, s_room
-            )
-            t_pos = word_positions(
-                target, tc, target_processor.lower_case, t_room
-            )
+            s_pos = word_positions(source, sc, s_room)
+            t_pos = word_positions(target, tc, t_room)
             if s_pos is None or t_pos is None or not s_pos:
                 out.append(set())
                 continue

@@ -80,7 +80,8 @@ def _is_punct(char):
 
 
 def pretokenize(text, lower_case=True):
-    """Splits a sentence into words as `text.TextProcessor` does.
+    """Splits a sentence into words as `WordPieceTokenizer` does before
+    its WordPiece step.
 
     Normalises (NFKC), lower-cases if asked, splits punctuation and symbols
     off as words of their own and splits on whitespace.

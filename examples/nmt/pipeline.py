@@ -25,8 +25,8 @@ class Prepared:
 
     Attributes:
         splits: Dict from split name to `Corpus`.
-        source: The source `text.TextProcessor`.
-        target: The target `text.TextProcessor`.
+        source: The source framed tokenizer (`run.make_processors`).
+        target: The target framed tokenizer (`run.make_processors`).
         source_vocab: The source vocabulary (list of tokens).
         target_vocab: The target vocabulary.
         links: With a links file, a dict from split name to the list of
@@ -109,8 +109,8 @@ def guided_token_links(corpus, links, source_processor, target_processor):
     Args:
         corpus: A `Corpus` split.
         links: Its list of `(line_number, word links)` (`Corpus.links`).
-        source_processor: The run's source `text.TextProcessor`.
-        target_processor: The run's target `text.TextProcessor`.
+        source_processor: The run's source framed tokenizer (`run.make_processors`).
+        target_processor: The run's target framed tokenizer (`run.make_processors`).
 
     Returns:
         A list of sets (see `align.token_links`); a pair whose words
@@ -128,12 +128,8 @@ def guided_token_links(corpus, links, source_processor, target_processor):
     t_room = whitespace.token_room(target_processor)
     out = []
     for i, (number, word_links) in enumerate(links):
-        s_pos = whitespace.word_positions(
-            sources[i], s_counts[i], source_processor.lower_case, s_room
-        )
-        t_pos = whitespace.word_positions(
-            targets[i], t_counts[i], target_processor.lower_case, t_room
-        )
+        s_pos = whitespace.word_positions(sources[i], s_counts[i], s_room)
+        t_pos = whitespace.word_positions(targets[i], t_counts[i], t_room)
         if s_pos is None or t_pos is None:
             out.append(set())
             continue

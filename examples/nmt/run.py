@@ -38,26 +38,41 @@ def load_run_config(run_dir_path, sections=config_lib.SECTIONS):
     )
 
 
-def make_processors(run_dir_path, text_config):
-    """The source and target `text.TextProcessor`s of a run's vocabularies."""
+def make_tokenizers(run_dir_path, text_config):
+    """The source and target `WordPieceTokenizer`s of a run's vocabularies."""
     from examples.nmt import text as text_lib
 
-    source = text_lib.TextProcessor(
-        run_path(run_dir_path, SOURCE_VOCAB),
-        lower_case=text_config.source_lower_case,
-        max_tokens=text_config.max_tokens,
-        add_start=False,
-        add_end=text_config.source_end_token,
-        name="source_text",
+    return (
+        text_lib.load_tokenizer(
+            run_path(run_dir_path, SOURCE_VOCAB), text_config.source_lower_case
+        ),
+        text_lib.load_tokenizer(
+            run_path(run_dir_path, TARGET_VOCAB), text_config.target_lower_case
+        ),
     )
-    target = text_lib.TextProcessor(
-        run_path(run_dir_path, TARGET_VOCAB),
-        lower_case=text_config.target_lower_case,
-        max_tokens=text_config.max_tokens,
-        add_start=True,
-        name="target_text",
+
+
+def make_processors(run_dir_path, text_config):
+    """The source and target tokenizers of a run's vocabularies, framed
+    (`Tokenizer.framed`) as the model reads them: sources end with `[END]`
+    (with `source_end_token`), targets start with `[START]` and end with
+    `[END]`, both cut to `max_tokens`.
+
+    Raises:
+        ValueError: for `max_tokens` under 3.
+    """
+    if text_config.max_tokens < 3:
+        raise ValueError(
+            "`max_tokens` must be at least 3 ([START], one token, [END]). "
+            f"Received: max_tokens={text_config.max_tokens}"
+        )
+    source, target = make_tokenizers(run_dir_path, text_config)
+    return (
+        source.framed(
+            False, text_config.source_end_token, text_config.max_tokens
+        ),
+        target.framed(True, True, text_config.max_tokens),
     )
-    return source, target
 
 
 def load_trained(run_dir_path, weights=None):

@@ -6,12 +6,10 @@ WordPiece pieces. `word_positions` gives, for each whitespace word of a
 raw sentence, its token positions:
 
 1. a whitespace word is `raw.split()`'s word of the raw sentence;
-2. it becomes the words `corpus.pretokenize(word)` (NFKC, lower-casing
-   as configured, punctuation and symbols split off: `"l'homme."` is 4
-   pre-tokenised words `l ' homme .`), in order;
-3. each pre-tokenised word becomes its WordPiece pieces (one `[UNK]`
-   when the vocabulary cannot spell it);
-4. the positions count the pieces from 0 without `[START]`: for the
+2. it becomes its WordPiece pieces (`WordPieceTokenizer.tokenize_words`:
+   punctuation and symbols split off, `"l'homme."` is the pieces of
+   `l ' homme .`, one `[UNK]` for a part the vocabulary cannot spell);
+3. the positions count the pieces from 0 without `[START]`: for the
    source they are the columns of the attention (`[END]`, the last
    column, belongs to no word); for the target, position `p` is the
    attention row that predicts piece `p` (row `t` reads the target
@@ -30,12 +28,10 @@ from typing import Sequence
 
 import numpy as np
 
-from examples.nmt.corpus import pretokenize
-
 
 def piece_counts(processor, texts: Sequence[str]) -> List[List[int]]:
-    """Pieces of each pre-tokenised word of each text (`processor` is a
-    `text.TextProcessor`), before any cut to `max_tokens`."""
+    """Pieces of each whitespace word of each text (`processor` is a
+    framed `WordPieceTokenizer`), before any cut to `max_tokens`."""
     counts = []
     for i in range(0, len(texts), 1024):
         ragged = processor.tokenize_words(list(texts[i : i + 1024]))
@@ -48,7 +44,7 @@ def piece_counts(processor, texts: Sequence[str]) -> List[List[int]]:
 
 
 def token_room(processor) -> int:
-    """Content pieces a `text.TextProcessor` keeps (`max_tokens` without
+    """Content pieces a framed tokenizer keeps (`max_tokens` without
     `[START]`/`[END]`)."""
     return (
         processor.max_tokens
@@ -60,37 +56,32 @@ def token_room(processor) -> int:
 def word_positions(
     text: str,
     counts: Sequence[int],
-    lower_case: bool = True,
     room: int = None,
 ):
     """Token positions of each whitespace word of a raw sentence.
 
     Args:
         text: The raw sentence.
-        counts: Pieces of each of its pre-tokenised words (`piece_counts`).
-        lower_case: Whether the processor lower-cases. Defaults to `True`.
+        counts: Pieces of each of its whitespace words (`piece_counts`).
         room: Positions from `room` on were cut (`token_room`). Defaults
             to none cut.
 
     Returns:
         A list, per whitespace word of `text.split()`, of its positions
         (counted from 0 without `[START]`, see the module docstring); a
-        word cut off gets `[]`. `None` when the words of the parts do not
-        add up to `counts` (NFKC normalisation that creates spaces).
+        word cut off gets `[]`. `None` when the text has not
+        `len(counts)` whitespace words (NFKC normalisation that creates
+        spaces).
 
-    >>> word_positions("L'homme dort.", [1, 1, 2, 1, 1])
+    >>> word_positions("L'homme dort.", [4, 2])
     [[0, 1, 2, 3], [4, 5]]
     """
-    parts = [len(pretokenize(w, lower_case)) for w in text.split()]
-    if sum(parts) != len(counts):
+    if len(text.split()) != len(counts):
         return None
-    out, k, position = [], 0, 0
-    for n_words in parts:
-        pieces = []
-        for count in counts[k : k + n_words]:
-            pieces.extend(range(position, position + count))
-            position += count
-        k += n_words
+    out, position = [], 0
+    for count in counts:
+        pieces = range(position, position + count)
+        position += count
         out.append([p for p in pieces if room is None or p < room])
     return out
 
