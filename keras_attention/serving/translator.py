@@ -52,6 +52,32 @@ def _clamp(width: int):
     return tf.clip_by_value(width, 1, MAX_BEAM_WIDTH)
 
 
+def _check_text(text: Tensor) -> Tensor:
+    """`text` at run time of shape `(batch,)`. A loaded signature takes a
+    `text` of any rank: the others fail here, at the call, with an error
+    that names `text` and the shapes (`EnsureShape`), not deep inside."""
+    return tf.ensure_shape(text, [None], name="text")
+
+
+def _inference_only() -> None:
+    """Drops the custom-gradient marks of the ops traced so far in the
+    graph being built (`keras_attention.LSTM`'s loop, the additive score).
+
+    The serving functions are inference only and are saved without the
+    gradient functions (`export_saved_model`'s
+    `experimental_custom_gradients=False`); an op still marked with one
+    makes `tf.saved_model.load` warn "Importing a function ... with ops
+    with unsaved custom gradients" for every signature. Called where each
+    graph is traced (the signature, the decoding loop's body, the XLA
+    functions), before TensorFlow finalizes it. A gradient of a loaded
+    signature was never supported; it now runs through the forward ops.
+    """
+    graph = tf.compat.v1.get_default_graph()
+    for op in graph.get_operations():
+        if "_gradient_op_type" in op.node_def.attr:
+            op._clear_attr("_gradient_op_type")  # No public API for it.
+
+
 def _merge_copies(x: Tensor):
     """`(batch, k, ...)` -> `(batch * k, ...)`."""
     return tf.reshape(x, tf.concat([[-1], tf.shape(x)[2:]], axis=0))
@@ -142,6 +168,19 @@ class TranslatorModule(tf.Module):
         # unknown lengths).
         self.model_variables = [v.value for m in members for v in m.variables]
         self.seed_state = [self.seed_generator.state.value]
+
+    def _trackable_children(self, save_type: str = "checkpoint", **kwargs: Any):
+        # A SavedModel holds the Keras models' variables (`model_variables`),
+        # not the models: Keras would trace and save each model's own
+        # `serving_default`, unused here, whose custom-gradient ops make
+        # `tf.saved_model.load` warn (checkpoints keep every child).
+        children = super()._trackable_children(save_type, **kwargs)
+        if save_type == "savedmodel":
+            children = {
+                name: child for name, child in children.items()
+                if name not in ("seq2seq", "members")
+            }
+        return children
 
     # No autograph: the decoding loop is an explicit while loop and every
     # Python `if` here is on configuration, not on tensors.
@@ -277,6 +316,7 @@ class TranslatorModule(tf.Module):
             The outputs of `translate_beam`.
         """
         # One prefix for the whole batch, or one per text.
+        text = _check_text(text)
         prefix = tf.broadcast_to(prefix, tf.shape(text))
         ids = self.target_processor.tokenize(prefix)[:, 1:-1]  # no START/END
         lengths = tf.cast(ids.row_lengths(), tf.int32)
@@ -315,9 +355,15 @@ class TranslatorModule(tf.Module):
 
     def _step(self):
         if len(self.members) == 1:
-            step = self.seq2seq.step
+            model_step = self.seq2seq.step
         else:
-            step = ensemble_step([m.step for m in self.members])
+            model_step = ensemble_step([m.step for m in self.members])
+
+        def step(tokens: Tensor, state: Any) -> Any:
+            outputs = model_step(tokens, state)
+            _inference_only()  # in the loop body's graph
+            return outputs
+
         if self.xla == "step":
             step = tf.function(step, jit_compile=True, autograph=False)
         return step
@@ -339,17 +385,21 @@ class TranslatorModule(tf.Module):
             tf.cast(source_dense != text_lib.PAD_ID, tf.int32), axis=1
         )
         limit = 2 * source_lengths + 10
-        options = {}
+        # No hypothesis holds [PAD] or [START] before its end (n-best lists
+        # would read the same once the target processor drops them).
+        options = {"forbidden_tokens": (text_lib.PAD_ID, text_lib.START_ID)}
         if prefix is not None:
             ids, lengths = prefix
             limit = tf.maximum(limit, lengths + PREFIX_ROOM)
-            options = {"prefix": ids, "prefix_lengths": lengths}
+            options.update({"prefix": ids, "prefix_lengths": lengths})
         if self.xla == "decode":
             options["static_max_length"] = self.max_output_tokens
         max_length = tf.minimum(limit, self.max_output_tokens)
-        return decode(
+        decoded = decode(
             self._step(), start, state, text_lib.END_ID, max_length, **options
         )
+        _inference_only()
+        return decoded
 
     def _run(
         self,
@@ -364,6 +414,7 @@ class TranslatorModule(tf.Module):
         `copies` is `None`, or the number of hypotheses per sentence of a
         decoder whose outputs are `(batch, copies, ...)`.
         """
+        text = _check_text(text)
         # An empty batch cannot go through the encoder RNN (TensorFlow's
         # loop cannot stack zero rows of an unknown shape): one extra empty
         # string is decoded with the batch and dropped from the results.
@@ -373,8 +424,11 @@ class TranslatorModule(tf.Module):
         source_dense = tf.cast(source_ids.to_tensor(text_lib.PAD_ID), tf.int32)
         if prefix is not None:
             ids, lengths = prefix
+            # (`ids[:1]` would have no row for an empty batch.)
             prefix = (
-                tf.concat([ids, tf.zeros_like(ids[:1])], axis=0),
+                tf.concat(
+                    [ids, tf.zeros([1, tf.shape(ids)[1]], ids.dtype)], axis=0
+                ),
                 tf.concat([lengths, [0]], axis=0),
             )
         decode_ids = self._decode_ids
