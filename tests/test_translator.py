@@ -229,3 +229,17 @@ def test_empty_and_long_texts_are_said(translator):
         translator.translate([" ".join(["chat"] * 200)])
     with pytest.warns(TranslationWarning, match="1000 characters"):
         translator.translate(["chat " + "x" * 1200])
+
+
+def test_output_length_follows_the_source(translator):
+    """As in the SavedModel, a sentence of S source tokens decodes at most
+    2 S + 10 tokens: an untrained model (no [END] learned) shows it."""
+    fresh = Translator.from_config(translator.get_config())
+    one, two = fresh.generate(["chat", "le chat noir petit"])
+    assert len(one["target_tokens"]) <= 2 * 2 + 10
+    assert len(two["target_tokens"]) <= 2 * 5 + 10
+    longer = fresh.generate(["chat"], max_length_scale=4,
+                            max_length_margin=30)[0]
+    assert len(longer["target_tokens"]) >= len(one["target_tokens"])
+    with pytest.raises(ValueError, match="max_length_margin"):
+        fresh.generate(["chat"], max_length_margin=0)

@@ -23,6 +23,7 @@ from keras import ops
 from keras_attention import decoding
 from keras_attention.checks import check_bool
 from keras_attention.checks import check_ids
+from keras_attention.checks import check_int
 from keras_attention.checks import check_same_batch
 from keras_attention.checks import shape_str
 from keras_attention.seq2seq.tokens import END_ID
@@ -39,6 +40,9 @@ _INT32_MAX = 2**31 - 1
 # The tokens no generated hypothesis holds before its end (`generate`'s
 # default `forbidden_tokens`): padding and `[START]` are never targets.
 FORBIDDEN_TOKENS = (PAD_ID, START_ID)
+# `(max_length_scale, max_length_margin)` of the exported SavedModel and of
+# `Translator`: a sentence of S source tokens decodes at most `2 S + 10`.
+SOURCE_LENGTH_LIMIT = (2, 10)
 _DECODERS = {
     "greedy": decoding.greedy_decode,
     "beam": decoding.beam_search_decode,
@@ -344,7 +348,12 @@ class Generation:
                 to `None`: the model's `compile_generate` (`True`).
             **options: More arguments of that decoder (`beam_width`,
                 `temperature`, `seed`, `forbidden_tokens` (a tuple of ints;
-                defaults to `FORBIDDEN_TOKENS`), ...).
+                defaults to `FORBIDDEN_TOKENS`), ...), and
+                `max_length_scale`, `max_length_margin` (ints): each
+                sentence then decodes at most `min(max_length,
+                max_length_scale * source_tokens + max_length_margin)`
+                tokens (`SOURCE_LENGTH_LIMIT` is the exported SavedModel's
+                and `Translator`'s).
 
         Returns:
             The decoder's dict (`tokens`, `lengths`, `scores`, ...). On JAX
@@ -436,6 +445,19 @@ class Generation:
     ) -> dict:
         options = dict(options)
         options.setdefault("forbidden_tokens", FORBIDDEN_TOKENS)
+        scale = options.pop("max_length_scale", None)
+        margin = options.pop("max_length_margin", None)
+        if scale is not None or margin is not None:
+            scale = check_int("max_length_scale", scale or 0, low=0)
+            margin = check_int("max_length_margin", margin or 0, low=1)
+            # Each row's own limit, from its source tokens (padding is 0).
+            tokens = ops.sum(
+                ops.cast(ops.not_equal(source_ids, 0), "int32"), axis=1
+            )
+            if isinstance(max_length, int) and not isinstance(max_length, bool):
+                # The output width stays `max_length` (static under jax.jit).
+                options.setdefault("static_max_length", max_length)
+            max_length = ops.minimum(scale * tokens + margin, max_length)
         batch = ops.shape(source_ids)[0]
         start = ops.full((batch,), START_ID, "int32")
         if isinstance(batch, int) and batch == 0:

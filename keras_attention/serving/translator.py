@@ -18,6 +18,7 @@ import tensorflow as tf
 
 from keras_attention.checks import check_choice
 from keras_attention.seq2seq import tokens as text_lib
+from keras_attention.seq2seq.generation import SOURCE_LENGTH_LIMIT
 from keras_attention.serving import serving_ops
 from keras_attention.decoding import beam_search_decode
 from keras_attention.decoding import beam_search_nbest
@@ -28,7 +29,8 @@ from keras_attention.decoding import greedy_decode
 from keras_attention.decoding import sample_decode
 
 # Longest translation, in target tokens (`[END]` included). Each sentence is
-# also limited to `2 * source_tokens + 10` (every decoder).
+# also limited to `2 * source_tokens + 10` (every decoder;
+# `keras_attention.seq2seq.generation.SOURCE_LENGTH_LIMIT`).
 MAX_OUTPUT_TOKENS = 64
 # Beam widths (and the `k` of `nbest`) are clamped to [1, MAX_BEAM_WIDTH],
 # so one request cannot allocate `batch * width * vocab` scores without
@@ -384,7 +386,8 @@ class TranslatorModule(tf.Module):
         source_lengths = tf.reduce_sum(
             tf.cast(source_dense != text_lib.PAD_ID, tf.int32), axis=1
         )
-        limit = 2 * source_lengths + 10
+        scale, margin = SOURCE_LENGTH_LIMIT
+        limit = scale * source_lengths + margin
         # No hypothesis holds [PAD] or [START] before its end (n-best lists
         # would read the same once the target processor drops them).
         options = {"forbidden_tokens": (text_lib.PAD_ID, text_lib.START_ID)}

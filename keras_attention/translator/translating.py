@@ -18,6 +18,7 @@ import numpy as np
 
 from keras_attention.checks import check_choice
 from keras_attention.checks import check_positive_int
+from keras_attention.seq2seq.generation import SOURCE_LENGTH_LIMIT
 from keras_attention.seq2seq.tokens import MAX_INPUT_CHARS
 from keras_attention.tokenizers.base import check_pairs
 from keras_attention.tokenizers.base import check_texts
@@ -71,7 +72,9 @@ class TranslatorDecoding:
             strategy: `"greedy"`, `"beam"`, `"nbest"` or `"sample"`
                 (`Seq2Seq.generate`). Defaults to `"greedy"`.
             max_length: Longest translation in tokens. Defaults to
-                `max_tokens`.
+                `max_tokens`. Each sentence also stops at `2 * source_tokens
+                + 10` tokens, as in the exported SavedModel (give
+                `max_length_scale` and `max_length_margin` to change it).
             batch_size: Texts decoded at once. Defaults to `64`.
             **options: The decoder's options (`beam_width`, `n_best`,
                 `temperature`, `top_k`, `top_p`, `seed`, ...).
@@ -129,6 +132,9 @@ class TranslatorDecoding:
     ) -> List[dict]:
         source_tokenizer, target_tokenizer = self.framed_tokenizers
         ids = self.source_ids(batch)
+        options = dict(options)
+        options.setdefault("max_length_scale", SOURCE_LENGTH_LIMIT[0])
+        options.setdefault("max_length_margin", SOURCE_LENGTH_LIMIT[1])
         out = self.seq2seq.generate(
             ids, max_length=max_length, strategy=strategy, **options
         )
