@@ -108,3 +108,39 @@ def test_export_takes_the_pretrained_name(tmp_path, monkeypatch, capsys):
     assert cli.main(["export", "--run", "pretrained"]) == 2
     assert "needs `--out`" in capsys.readouterr().err
     assert len(calls) == 1
+
+
+WORDS = [
+    "cat", "dog", "house", "water", "night", "speak", "physics", "read",
+    "through", "thought", "enough", "knight", "queue", "o'neill", "Zebra",
+    "psychology", "rhythm", "xylophone", "beautiful", "tomorrow",
+]
+
+
+def test_translator_from_run_pronounces_as_the_example():
+    """`Translator.from_run` on the shipped run directory gives the
+    pronunciations of the example's own path: the `Seq2Seq` of run.json's
+    model section and the example's fixed tokenizers in a
+    `TranslatorModule`, decoded greedily."""
+    import tensorflow as tf
+
+    from examples.g2p import text as text_lib
+    from examples.g2p import train as train_lib
+    from keras_attention.seq2seq import run_dir as run_lib
+    from keras_attention.serving import TranslatorModule
+    from keras_attention.translator import Translator
+
+    translator = Translator.from_run(pretrained.DIRECTORY)
+    got = translator.translate(WORDS)
+    seq2seq = run_lib.load_seq2seq(
+        pretrained.DIRECTORY,
+        train_lib.load_configs(pretrained.DIRECTORY)[1].model_arguments(),
+    )
+    module = TranslatorModule(
+        seq2seq, *text_lib.framed(*text_lib.make_tokenizers()),
+        max_output_tokens=text_lib.MAX_TOKENS,
+    )
+    out = module.translate(tf.constant(WORDS))
+    expected = [t.decode("utf-8") for t in out["translation"].numpy()]
+    assert got == expected
+    assert got[WORDS.index("cat")] == "K AE T"

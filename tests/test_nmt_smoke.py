@@ -55,6 +55,12 @@ def test_train_writes_the_run_directory(trained_run):
     # The run configuration round-trips and rebuilds the same model.
     seq2seq, source, target, configs = run_lib.load_trained(run_dir)
     assert configs[2].source_vocab_size == source.vocab_size
+    # run.json names its tokenizers: the vocabulary files' WordPiece.
+    with open(os.path.join(run_dir, "run.json")) as f:
+        tokenizers = json.load(f)["tokenizers"]
+    assert tokenizers["source"]["class_name"] == "WordPieceTokenizer"
+    assert len(tokenizers["source"]["config"]["vocabulary"]) == source.vocab_size
+    assert tokenizers["max_tokens"] == configs[1].max_tokens
 
 
 @pytest.fixture(scope="module")

@@ -5,7 +5,8 @@ The run directory has the layout of `keras_attention.seq2seq.run_dir`:
 (`validation.tsv`, `test.tsv`: `WORD<TAB>PHONES` a pronunciation,
 `data.lexicon_rows`), checkpoints, backup, logs, `model.weights.h5`,
 `history.json`, `export/`. There are no vocabulary files: the letters and
-the phones are fixed (`text.py`). The fitting itself
+the phones are fixed (`text.py`) and run.json's `"tokenizers"` section
+holds them, so `Translator.from_run` reloads a run by itself. The fitting itself
 is `examples.common.train.fit`, and the SavedModel is
 `keras_attention.serving.TranslatorModule` with the G2P
 processors: a word in, its phones and the attention out.
@@ -21,6 +22,8 @@ from examples.g2p import data as data_lib
 from examples.g2p import text as text_lib
 from keras_attention.seq2seq import run_dir as run_lib
 from keras_attention import serving
+from keras_attention.translator import Translator
+from keras_attention.translator import runs
 
 
 def load_lexicon(data_config):
@@ -61,6 +64,16 @@ def as_corpus(lexicon):
     return types.SimpleNamespace(pairs=data_lib.lexicon_rows(lexicon))
 
 
+def tokenizers_section():
+    """run.json's `"tokenizers"` section: the fixed vocabularies, framed as
+    `text.framed` frames them."""
+    return runs.tokenizers_section(
+        *text_lib.make_tokenizers(),
+        max_tokens=text_lib.MAX_TOKENS,
+        source_end_token=text_lib.SOURCE_END_TOKEN,
+    )
+
+
 def make_processors():
     """`(source, target)` framed tokenizers (`text.framed`): a word's
     letters, `[END]` added; the phones."""
@@ -80,12 +93,11 @@ def train(run_dir, data_config, model_config, train_config, log=print):
     model_config = common_train.with_vocabularies(
         model_config, source, target, text_lib.SOURCE_VOCABULARY
     )
-    run_lib.save_run_config(
-        run_dir,
-        config_lib.common.to_dicts(
-            (data_config, model_config, train_config), config_lib.SECTIONS
-        ),
+    config = config_lib.common.to_dicts(
+        (data_config, model_config, train_config), config_lib.SECTIONS
     )
+    config[runs.TOKENIZERS] = tokenizers_section()
+    run_lib.save_run_config(run_dir, config)
     save_held_out(run_dir, splits, data_lib.lexicon_rows)
     corpora = {name: as_corpus(lex) for name, lex in splits.items()}
     return common_train.fit(
@@ -105,14 +117,29 @@ def load_configs(run_dir):
     )
 
 
-def load_trained(run_dir, weights=None):
-    """`(seq2seq, source, target, configs)` of a trained G2P run."""
-    configs = load_configs(run_dir)
+def load_translator(run_dir, weights=None):
+    """The `Translator` of a trained G2P run (`Translator.from_run`); a run
+    written before run.json named its tokenizers gets the fixed ones."""
+    config = run_lib.load_run_config(run_dir)
+    if runs.TOKENIZERS in config:
+        return Translator.from_run(run_dir, weights)
     seq2seq = run_lib.load_seq2seq(
-        run_dir, configs[1].model_arguments(), weights
+        run_dir, load_configs(run_dir)[1].model_arguments(), weights
     )
-    source, target = make_processors()
-    return seq2seq, source, target, configs
+    return Translator(
+        seq2seq, *text_lib.make_tokenizers(), max_tokens=text_lib.MAX_TOKENS,
+        source_end_token=text_lib.SOURCE_END_TOKEN,
+    )
+
+
+def load_trained(run_dir, weights=None):
+    """`(seq2seq, source, target, configs)` of a trained G2P run, the
+    tokenizers framed."""
+    translator = load_translator(run_dir, weights)
+    return (
+        translator.seq2seq, *translator.framed_tokenizers,
+        load_configs(run_dir),
+    )
 
 
 def export_run(run_dir, out=None, ensemble=(), **options):

@@ -1,7 +1,8 @@
 """The NMT example's run directory: `keras_attention.seq2seq.run_dir`'s
 layout (run.json, the two WordPiece vocabularies, checkpoints, backup,
 logs, final weights, history, export), read back into the example's
-configs and tokenizers.
+configs and tokenizers. run.json's `"tokenizers"` section names the
+tokenizers, so `Translator.from_run` reloads a run by itself.
 """
 
 from examples.nmt import config as config_lib
@@ -18,12 +19,27 @@ from keras_attention.seq2seq.run_dir import SOURCE_VOCAB
 from keras_attention.seq2seq.run_dir import TARGET_VOCAB
 from keras_attention.seq2seq.run_dir import WEIGHTS  # noqa: F401
 from keras_attention.seq2seq.run_dir import run_path
+from keras_attention.translator import runs
 
 
-def save_run_config(run_dir_path, *configs, sections=config_lib.SECTIONS):
-    """Writes the configs (`(data, text, model, train)`) to run.json."""
-    run_dir.save_run_config(
-        run_dir_path, config_lib.to_dicts(configs, sections)
+def save_run_config(
+    run_dir_path, *configs, sections=config_lib.SECTIONS, tokenizers=None
+):
+    """Writes the configs (`(data, text, model, train)`) to run.json, and
+    the `"tokenizers"` section when given (`tokenizers_section`)."""
+    config = config_lib.to_dicts(configs, sections)
+    if tokenizers is not None:
+        config[runs.TOKENIZERS] = tokenizers
+    run_dir.save_run_config(run_dir_path, config)
+
+
+def tokenizers_section(run_dir_path, text_config):
+    """run.json's `"tokenizers"` section of a run whose vocabulary files
+    are written (`keras_attention.translator.runs.tokenizers_section`)."""
+    return runs.tokenizers_section(
+        *make_tokenizers(run_dir_path, text_config),
+        max_tokens=text_config.max_tokens,
+        source_end_token=text_config.source_end_token,
     )
 
 
@@ -76,7 +92,8 @@ def make_processors(run_dir_path, text_config):
 
 
 def load_trained(run_dir_path, weights=None):
-    """Rebuilds the model of a run and loads its weights.
+    """Rebuilds the model of a run and loads its weights
+    (`keras_attention.translator.Translator.from_run`).
 
     Args:
         run_dir_path: The run directory.
@@ -84,13 +101,12 @@ def load_trained(run_dir_path, weights=None):
             final `model.weights.h5`.
 
     Returns:
-        `(seq2seq, source_processor, target_processor, configs)` with
-        `configs` the tuple of `load_run_config`.
+        `(seq2seq, source_processor, target_processor, configs)`: the
+        processors are the framed tokenizers, `configs` the tuple of
+        `load_run_config`.
     """
+    from keras_attention.translator import Translator
+
     configs = load_run_config(run_dir_path)
-    _, text_config, model_config, _ = configs
-    source, target = make_processors(run_dir_path, text_config)
-    seq2seq = run_dir.load_seq2seq(
-        run_dir_path, model_config.model_arguments(), weights
-    )
-    return seq2seq, source, target, configs
+    translator = Translator.from_run(run_dir_path, weights)
+    return (translator.seq2seq, *translator.framed_tokenizers, configs)

@@ -41,7 +41,8 @@ def train(run_dir, data_config, text_config, model_config, train_config,
         model_config, source, target, prepared.source_vocab
     )
     run_lib.save_run_config(
-        run_dir, data_config, text_config, model_config, train_config
+        run_dir, data_config, text_config, model_config, train_config,
+        tokenizers=run_lib.tokenizers_section(run_dir, text_config),
     )
     save_held_out(run_dir, prepared.splits, corpus_rows)
     links = None
