@@ -113,3 +113,21 @@ def test_load_prints_no_custom_gradient_warning(saved_model):
         if "unsaved custom gradients" in line
     ]
     assert not lines, lines
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_empty_text_translates_to_empty(signatures, name):
+    """A blank text gets "" and a zero score, beside a text that decodes
+    (the untrained model would otherwise answer a blank with words)."""
+    import numpy as np
+
+    inputs = _inputs(name, ["", "chat"])
+    if name == "complete":
+        import tensorflow as tf
+
+        inputs["prefix"] = tf.constant(["", ""])
+    out = signatures[name](**inputs)
+    translations = np.asarray(out["translation"].numpy())
+    assert np.all(translations[0] == b"")
+    assert np.all(np.asarray(out["scores"].numpy())[0] == 0.0)
+    assert np.all(np.asarray(out["target_lengths"].numpy())[0] == 0)

@@ -49,6 +49,20 @@ def format_outputs(
         hypothesis (`source_tokens`: one per text).
     """
     tokens = tf.cast(decoded["tokens"], tf.int32)
+    # A text without a token (empty, blank) translates to "": its rows end
+    # at once, with a zero score (as `Translator.generate`).
+    ids = tf.cast(source_ids, tf.int32)
+    content = tf.logical_and(
+        tf.not_equal(ids, text_lib.PAD_ID),
+        tf.logical_and(
+            tf.not_equal(ids, text_lib.START_ID),
+            tf.not_equal(ids, text_lib.END_ID),
+        ),
+    )
+    empty = tf.equal(tf.reduce_sum(tf.cast(content, tf.int32), axis=1), 0)
+    if copies is not None:
+        empty = tf.repeat(empty, copies, axis=0)
+    tokens = tf.where(empty[:, None], text_lib.END_ID, tokens)
     keep = strip_after_end(tokens)
     lengths = tf.reduce_sum(tf.cast(keep, tf.int32), axis=1)
     max_len = tf.reduce_max(tf.concat([lengths, [0]], axis=0))
@@ -65,8 +79,10 @@ def format_outputs(
         "target_tokens": target_strings,
         "attention": attention,
         "target_lengths": lengths,
-        "scores": tf.cast(decoded["scores"], tf.float32),
-        "log_probs": tf.cast(decoded["log_probs"], tf.float32),
+        "scores": tf.where(empty, 0.0, tf.cast(decoded["scores"], tf.float32)),
+        "log_probs": tf.where(
+            empty, 0.0, tf.cast(decoded["log_probs"], tf.float32)
+        ),
     }
     if replace_unknown_words:
         words = source_words(source_processor, text, source_ids)
