@@ -11,8 +11,8 @@ Plain Python (no Keras, no TensorFlow): the command lines parse their
 arguments before TensorFlow is imported. The defaults of `ModelConfig`
 are those of the signature of `Seq2Seq.__init__`, and its choices
 `Seq2Seq`'s (`MODELS`, `SCORES`, ...): both are read from the source of
-`keras_attention/seq2seq/seq2seq.py` (`ast`, without importing it, which
-would import Keras). Its values are checked by `Seq2Seq.check_arguments`
+`keras_attention/seq2seq/seq2seq.py` and `arguments.py` (`ast`, without
+importing them, which would import Keras). Its values are checked by `Seq2Seq.check_arguments`
 when a `ModelConfig` is made (which imports Keras then).
 
 The vocabulary sizes of `ModelConfig` are not settings: they are `None`
@@ -30,17 +30,18 @@ from typing import Union
 
 
 def _seq2seq_source():
-    """`(defaults, constants)` of `keras_attention/seq2seq/seq2seq.py`,
-    read from its source: the defaults of `Seq2Seq.__init__` by argument
-    name, and the module's literal upper-case constants by name."""
+    """`(defaults, constants)` of `keras_attention.seq2seq`, read from the
+    source of `seq2seq.py` (the defaults of `Seq2Seq.__init__` by argument
+    name) and `arguments.py` (the literal upper-case constants by name)."""
     spec = importlib.util.find_spec("keras_attention")  # not imported
-    path = os.path.join(
-        os.path.dirname(spec.origin), "seq2seq", "seq2seq.py"
-    )
-    with open(path, encoding="utf-8") as f:
-        tree = ast.parse(f.read(), path)
+    folder = os.path.join(os.path.dirname(spec.origin), "seq2seq")
+    nodes = []
+    for name in ("seq2seq.py", "arguments.py"):
+        path = os.path.join(folder, name)
+        with open(path, encoding="utf-8") as f:
+            nodes += ast.parse(f.read(), path).body
     defaults, constants = {}, {}
-    for node in tree.body:
+    for node in nodes:
         if (
             isinstance(node, ast.Assign)
             and len(node.targets) == 1
