@@ -2,17 +2,19 @@
 
 `parse_translate_request` turns the body of a `POST /api/translate` into
 its checked fields, or raises a `RequestError` with the HTTP status and a
-message that says what was expected and what was received. Plain Python.
+message that says what was expected and what was received.
 """
 
 import json
+
+from keras_attention.serving.translator import MAX_BEAM_WIDTH
 
 # The largest request body, in bytes.
 MAX_REQUEST_BYTES = 16 * 1024
 # The longest text, in characters.
 MAX_TEXT_CHARS = 500
-# The largest beam width and n-best size a request may ask for.
-MAX_BEAM_WIDTH = 8
+# The largest beam width and n-best size a request may ask for is the
+# SavedModel's (`keras_attention.serving.MAX_BEAM_WIDTH`, imported above).
 DEFAULT_BEAM_WIDTH = 4
 DEFAULT_N_BEST = 3
 # The deepest nesting of `[` and `{` a body may hold (a request is one
