@@ -8,9 +8,9 @@ after `import keras_attention`.
 
 # The command line starts quietly (no backend start-up lines): before Keras
 # is imported below.
-from keras_attention.cli.launch import quiet_start
+from keras_attention.cli import launch as _launch
 
-quiet_start()
+_launch.quiet_start()
 
 
 from keras_attention import alignment

@@ -608,10 +608,15 @@ def test_public_api():
 TENSORFLOW_ALLOWED = {
     ("callbacks.py", "_write_images"),
     ("scalars.py", "concrete_value"),
+    # `generate`'s compiled function: `tf.function` on the TensorFlow
+    # backend (jax.jit on JAX).
+    ("generation.py", "_is_traced"),
+    ("generation.py", "__init__"),
 }
-# The parts of keras_attention.seq2seq that their docstrings say need
-# TensorFlow: the tf.data pipeline, the SavedModel serving, the text ops of
-# tokenizers, the web page's SavedModel calls, and FusedAdam's fused update (TensorFlow's kernel).
+# The parts of the package that their docstrings say need TensorFlow: the
+# tf.data pipeline, the SavedModel serving, the text ops of tokenizers, the
+# web page's SavedModel calls, and FusedAdam's fused update (TensorFlow's
+# kernel).
 TENSORFLOW_MODULES = {
     "seq2seq/dataset.py",
     "seq2seq/fused_adam.py",
@@ -621,6 +626,14 @@ TENSORFLOW_MODULES = {
     "serving/tokenizer.py",
     "serving/translator.py",
     "web/translator.py",
+    # The tokenizers' ops and the task model's string handling (tf.data,
+    # tensorflow-text) and the command line's SavedModel calls.
+    "tokenizers/sentencepiece.py",
+    "tokenizers/text_ops.py",
+    "translator/fitting.py",
+    "translator/translating.py",
+    "translator/translator.py",
+    "cli/models.py",
 }
 
 
