@@ -65,6 +65,11 @@ def saved_model():
         # Exported beside its final place, then renamed: a run stopped
         # half-way leaves no half-written SavedModel to be loaded later.
         partial = f"{path}.partial-{os.getpid()}"
+        print(
+            f"first use of the pretrained model: exporting it to {path} "
+            "(about half a minute, once)",
+            flush=True,
+        )
         train_lib.export_run(DIRECTORY, partial)
         os.makedirs(os.path.dirname(path), exist_ok=True)
         try:

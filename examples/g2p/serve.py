@@ -13,4 +13,6 @@ def serve(model, port):
     from examples.g2p import train as train_lib
     from keras_attention import web
 
-    web.serve_model(model, train_lib.export_run, port=port)
+    web.serve_model(
+        model, train_lib.export_run, port=port, page_options=web.G2P_PAGE
+    )

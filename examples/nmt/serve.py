@@ -13,4 +13,6 @@ def serve(model, port):
     from examples.nmt import export as export_lib
     from keras_attention import web
 
-    web.serve_model(model, export_lib.export_run, port=port)
+    web.serve_model(
+        model, export_lib.export_run, port=port, page_options=web.NMT_PAGE
+    )
