@@ -417,9 +417,24 @@ def test_new_files_carry_the_keras_attention_names(tmp_path):
     for name in ("MaskedLoss", "MaskedMean", "MaskedAccuracy", "FusedAdam",
                  "Seq2Seq"):
         assert f'"keras_attention>{name}"' in text, name
-    assert '"nmt>Masked' not in text and "examples.nmt>" not in text
+    assert '"nmt>' not in text and "examples.nmt>" not in text
     loaded = keras.saving.load_model(path, safe_mode=True)
     assert isinstance(loaded.optimizer, FusedAdam)
+
+
+@pytest.mark.parametrize("old, rate", [("nmt>BridgeDropout", 0.3)])
+def test_old_layer_names_still_load(old, rate):
+    from keras_attention.seq2seq.layers import BridgeDropout
+
+    assert keras.saving.get_registered_name(BridgeDropout) == (
+        "keras_attention>BridgeDropout")
+    layer = keras.saving.deserialize_keras_object(
+        {"module": "nmt", "class_name": "BridgeDropout",
+         "config": {"rate": rate, "seed": None, "name": "b"},
+         "registered_name": old},
+        safe_mode=True,
+    )
+    assert isinstance(layer, BridgeDropout) and layer.rate == rate
 
 
 @pytest.mark.parametrize("cls,old,config", [

@@ -91,10 +91,7 @@ def make_attention(score: str, units: int) -> Any:
 _MASKED = -1e9
 
 
-# The layers of this module keep the names they were first registered
-# under (package "nmt"), so that `.keras` files saved before load with
-# `safe_mode=True`.
-@keras.saving.register_keras_serializable(package="nmt", name="_DropMask")
+@keras.saving.register_keras_serializable(package="keras_attention")
 class DropMask(keras.layers.Layer):
     """Identity that removes the Keras mask."""
 
@@ -112,7 +109,7 @@ class DropMask(keras.layers.Layer):
         return None
 
 
-@keras.saving.register_keras_serializable(package="nmt")
+@keras.saving.register_keras_serializable(package="keras_attention")
 class BridgeDropout(keras.layers.Layer):
     """In training, zeroes the bridge (all its states) of a random share
     `rate` of the sentences: their decoder starts from zeros and can learn
@@ -139,7 +136,7 @@ class BridgeDropout(keras.layers.Layer):
         return config
 
 
-@keras.saving.register_keras_serializable(package="nmt")
+@keras.saving.register_keras_serializable(package="keras_attention")
 class LexicalAlignment(keras.layers.Layer):
     """The lexical table and the mixture of the head.
 
@@ -327,3 +324,14 @@ def head_outputs(
     )
     _, weights = attention(query, keys, value_mask=source_mask)
     return weights, None
+
+
+# The names the first `.keras` files carry (package "nmt"), as aliases, so
+# that they load with `safe_mode=True`.
+keras.saving.get_custom_objects().update(
+    {
+        "nmt>_DropMask": DropMask,
+        "nmt>BridgeDropout": BridgeDropout,
+        "nmt>LexicalAlignment": LexicalAlignment,
+    }
+)
