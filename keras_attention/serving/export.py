@@ -130,8 +130,9 @@ def resolve_saved_model(path: str) -> str:
     if os.path.exists(os.path.join(candidate, "saved_model.pb")):
         return candidate
     raise ValueError(
-        f"No SavedModel at {path!r} or {candidate!r}: run the export "
-        f"sub-command first. Received: path={path!r}"
+        f"No SavedModel at {path!r} or {candidate!r}: export the model "
+        f"first (`Translator.export`, `export_saved_model`). Received: "
+        f"path={path!r}"
     )
 
 

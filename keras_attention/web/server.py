@@ -382,7 +382,7 @@ def serve_model(
 
     if not os.path.isdir(model):
         raise ValueError(
-            "`--model` must be a SavedModel or a run directory. "
+            "`model` must be a SavedModel or a run directory. "
             f"Received: model={model!r}"
         )
     title = model_name(model)
