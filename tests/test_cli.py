@@ -203,7 +203,10 @@ def test_translate_stdin_answers_each_line_and_ctrl_c(model):
             answers.append(process.stdout.readline())
         assert all(a.endswith("\n") for a in answers)
         process.send_signal(signal.SIGINT)
-        _, err = process.communicate(timeout=60)
+        # Stdin stays open until the process ends: it ends by the signal,
+        # not by the end of its input.
+        process.wait(timeout=60)
+        err = process.stderr.read()
     finally:
         if process.poll() is None:
             process.kill()

@@ -37,6 +37,7 @@ def test_first_use_of_the_pretrained_model_says_so(monkeypatch, tmp_path,
 
     monkeypatch.setattr(train_lib, "export_run", fake_export)
     path = pretrained.saved_model()
-    assert "exporting it to" in capsys.readouterr().out
+    # On stderr: stdout holds the command's answers.
+    assert "exporting it to" in capsys.readouterr().err
     assert pretrained.saved_model() == path
-    assert capsys.readouterr().out == ""
+    assert capsys.readouterr().err == ""

@@ -16,6 +16,7 @@ after the weights' digest, so a new model never reuses an old export.
 
 import hashlib
 import os
+import sys
 
 NAME = "pretrained"
 DIRECTORY = os.path.join(os.path.dirname(os.path.abspath(__file__)), NAME)
@@ -68,6 +69,7 @@ def saved_model():
         print(
             f"first use of the pretrained model: exporting it to {path} "
             "(about half a minute, once)",
+            file=sys.stderr,
             flush=True,
         )
         train_lib.export_run(DIRECTORY, partial)
