@@ -142,7 +142,8 @@ def test_punctuation_ids_and_their_round_trip():
     ]
     assert text_lib.punctuation_ids(vocab) == [5, 6, 7, 9, 11, 12, 13]
     config = config_lib.ModelConfig(
-        5, 6, attend_source_punctuation=False, unattended_source_ids=(5, 7)
+        len(vocab), 6, attend_source_punctuation=False,
+        unattended_source_ids=(5, 7),
     )
     assert config_lib.ModelConfig.from_json(config.to_json()) == config
 
