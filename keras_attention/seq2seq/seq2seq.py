@@ -34,7 +34,6 @@ teacher-forced decoder: the functional model's outputs) is in
 from typing import Any
 from typing import Optional
 from typing import Sequence
-from keras_attention.typing import Tensor
 
 import contextlib
 import inspect
@@ -55,6 +54,7 @@ from keras_attention.seq2seq.arguments import SCORES  # noqa: F401
 from keras_attention.seq2seq.arguments import STATEFUL_SCORES  # noqa: F401
 from keras_attention.seq2seq.forward import ForwardPass
 from keras_attention.seq2seq.generation import Generation
+from keras_attention.seq2seq.targets import OutputTargets
 
 
 @contextlib.contextmanager
@@ -72,7 +72,7 @@ def _dtype_policy_scope(policy: Any):
 
 
 @keras.saving.register_keras_serializable(package="keras_attention")
-class Seq2Seq(ForwardPass, Generation, keras.Model):
+class Seq2Seq(OutputTargets, ForwardPass, Generation, keras.Model):
     """An attentional encoder-decoder: teacher forcing, decoding, alignment.
 
     A functional model with inputs `{"source_ids", "target_in"}` (int
@@ -323,37 +323,6 @@ class Seq2Seq(ForwardPass, Generation, keras.Model):
             object.__setattr__(self, name, value)
             return
         super().__setattr__(name, value)
-
-    # ------------------------------------------------------------------
-    # Training: targets for the outputs that train only.
-    def _all_targets(self, y: Tensor, y_pred: Tensor):
-        """`y` as a dict over every output: a tensor is the `"logits"`
-        target; outputs without a target (no loss) get their prediction."""
-        if y is None or not isinstance(y_pred, dict):
-            return y
-        y = dict(y) if isinstance(y, dict) else {"logits": y}
-        for name, value in y_pred.items():
-            y.setdefault(name, value)
-        return y
-
-    def compute_loss(
-        self,
-        x: Tensor = None,
-        y: Tensor = None,
-        y_pred: Tensor = None,
-        sample_weight: Any = None,
-        training: Optional[bool] = True,
-    ) -> Tensor:
-        return super().compute_loss(
-            x, self._all_targets(y, y_pred), y_pred, sample_weight, training
-        )
-
-    def compute_metrics(
-        self, x: Tensor, y: Tensor, y_pred: Tensor, sample_weight: Any = None
-    ) -> dict:
-        return super().compute_metrics(
-            x, self._all_targets(y, y_pred), y_pred, sample_weight
-        )
 
     def get_config(self) -> dict:
         config = {"name": self.name, "trainable": self.trainable}

@@ -9,13 +9,13 @@ and accuracy) and the targets of the outputs that do not train.
 from typing import Any
 from typing import List
 from typing import Optional
-from keras_attention.typing import Tensor
 
 import keras
 
 from keras_attention.checks import check_positive_int
 from keras_attention.seq2seq.losses import MaskedAccuracy
 from keras_attention.seq2seq.losses import MaskedLoss
+from keras_attention.seq2seq.targets import OutputTargets
 from keras_attention.tokenizers.base import check_pairs
 
 
@@ -46,7 +46,7 @@ class _Pairs:
         self.pairs = list(zip(sources, targets))
 
 
-class TranslatorTraining:
+class TranslatorTraining(OutputTargets):
     """Training on sentence pairs (mixin of `Translator`)."""
 
     def call(self, inputs: Any, training: bool = False) -> Any:
@@ -79,33 +79,6 @@ class TranslatorTraining:
         self.compile(**config)
         if self.built and getattr(self, "optimizer", None) is not None:
             self.optimizer.build(self.trainable_variables)
-
-    def _complete(self, y: Any, y_pred: Any) -> Any:
-        if y is None or not isinstance(y_pred, dict):
-            return y
-        y = dict(y) if isinstance(y, dict) else {"logits": y}
-        for name, value in y_pred.items():
-            y.setdefault(name, value)
-        return y
-
-    def compute_loss(
-        self,
-        x: Any = None,
-        y: Any = None,
-        y_pred: Any = None,
-        sample_weight: Any = None,
-        training: bool = True,
-    ) -> Tensor:
-        return super().compute_loss(
-            x, self._complete(y, y_pred), y_pred, sample_weight, training
-        )
-
-    def compute_metrics(
-        self, x: Any, y: Any, y_pred: Any, sample_weight: Any = None
-    ) -> dict:
-        return super().compute_metrics(
-            x, self._complete(y, y_pred), y_pred, sample_weight
-        )
 
     def make_dataset(
         self,
