@@ -11,6 +11,7 @@ from keras_attention.serving.export import SIGNATURES
 from keras_attention.serving.export import export_saved_model
 from keras_attention.serving.export import load_saved_model
 from keras_attention.serving.export import load_signature
+from keras_attention.serving.export import load_signatures
 from keras_attention.serving.export import resolve_saved_model
 from keras_attention.serving.export import translate_all
 from keras_attention.serving.tokenizer import Tokenizer
@@ -32,6 +33,7 @@ __all__ = [
     "export_saved_model",
     "load_saved_model",
     "load_signature",
+    "load_signatures",
     "resolve_saved_model",
     "translate_all",
 ]

@@ -27,7 +27,6 @@ from typing import Sequence
 from typing import Union
 from keras_attention.typing import Tensor
 
-import importlib.util
 import os
 
 import tensorflow as tf
@@ -66,24 +65,46 @@ def export_saved_model(module: Any, path: str) -> str:
     return path
 
 
-def load_signature(path: str, name: str) -> Any:
-    """The signature `name` of the SavedModel at `path`.
+def load_signatures(path: str, names: Sequence[str]) -> dict:
+    """The signatures `names` of the SavedModel at `path`, from one load
+    (the dict also keeps the loaded object, under `None`, so that the
+    signatures' variables stay alive).
 
     Raises:
-        ValueError: if the SavedModel has no such signature (it was
-            exported by an older version).
+        ImportError: if tensorflow-text (the tokenizers' ops) is missing.
+        ValueError: if no SavedModel loads from `path`, or it lacks one of
+            the signatures (it was exported by an older version).
     """
-    if importlib.util.find_spec("tensorflow_text") is not None:
+    try:
         import tensorflow_text  # noqa: F401, registers its ops
-
-    signatures = tf.saved_model.load(path).signatures
-    if name not in signatures:
+    except ImportError as err:
+        raise ImportError(
+            "Loading a translator's SavedModel needs tensorflow-text (its "
+            "tokenizers' ops): pip install tensorflow-text"
+        ) from err
+    try:
+        loaded = tf.saved_model.load(path)
+    except (OSError, ValueError) as err:
         raise ValueError(
-            f"The SavedModel at {path!r} has no `{name}` signature (it was "
-            "not written by `export_saved_model`): export the run again. "
-            f"Received: signatures={sorted(signatures)}"
+            f"No SavedModel could be loaded from {path!r}: {err}"
+        ) from None
+    missing = [name for name in names if name not in loaded.signatures]
+    if missing:
+        names = ", ".join(f"`{name}`" for name in missing)
+        raise ValueError(
+            f"The SavedModel at {path!r} has no {names} signature (it was "
+            "not written by `export_saved_model`): export the model again. "
+            f"Received: signatures={sorted(loaded.signatures)}"
         )
-    return signatures[name]
+    signatures = {name: loaded.signatures[name] for name in names}
+    signatures[None] = loaded
+    return signatures
+
+
+def load_signature(path: str, name: str) -> Any:
+    """The signature `name` of the SavedModel at `path`
+    (`load_signatures`)."""
+    return load_signatures(path, [name])[name]
 
 
 def load_saved_model(path: str, beam_width: int = None) -> Any:

@@ -119,31 +119,15 @@ class SavedModelTranslator:
     """
 
     def __init__(self, path: str) -> None:
-        try:
-            import tensorflow as tf
-            import tensorflow_text  # noqa: F401, registers the text ops
-        except ImportError as err:
-            raise ImportError(
-                "Serving a SavedModel needs TensorFlow and tensorflow-text: "
-                'pip install "keras-seq2seq-attention[examples]"'
-            ) from err
+        import tensorflow as tf
+
+        from keras_attention.serving import load_signatures
+
         self._tf = tf
         self.path = path
-        try:
-            loaded = tf.saved_model.load(path)
-        except (OSError, ValueError) as err:
-            raise ValueError(
-                f"No SavedModel could be loaded from {path!r}: {err}"
-            ) from None
-        missing = [s for s in SIGNATURES if s not in loaded.signatures]
-        if missing:
-            raise ValueError(
-                f"The SavedModel at {path!r} lacks the signatures {missing} "
-                "(export the run again). Received: signatures="
-                f"{sorted(loaded.signatures)}"
-            )
-        self._loaded = loaded  # keeps the signatures' variables alive
-        self._signatures = {s: loaded.signatures[s] for s in SIGNATURES}
+        signatures = load_signatures(path, SIGNATURES)
+        self._loaded = signatures.pop(None)  # keeps the variables alive
+        self._signatures = signatures
         self._lock = threading.Lock()
 
     def _call(self, name: str, text: str, **ints: int) -> dict:
