@@ -2,8 +2,8 @@
 
 TensorFlow: `keras_attention.serving.TranslatorModule` over the
 model and the framed tokenizers. On the JAX and PyTorch backends the
-translator goes through a `.keras` file to a TensorFlow process, which
-exports it.
+translator's config and weights go to a TensorFlow process, which exports
+it.
 """
 
 from typing import Any
@@ -16,11 +16,16 @@ import tempfile
 
 import keras
 
+# The model's config (without its compilation) and the `Seq2Seq`'s weights,
+# not a `.keras` file: another backend's optimizer state does not load into
+# TensorFlow's.
 _EXPORT_SCRIPT = """
 import json, sys
 import keras, keras_attention
-translator = keras.models.load_model(sys.argv[1])
-translator.export(sys.argv[2], **json.loads(sys.argv[3]))
+with open(sys.argv[1], encoding="utf-8") as f:
+    translator = keras.saving.deserialize_keras_object(json.load(f))
+translator.seq2seq.load_weights(sys.argv[2])
+translator.export(sys.argv[3], **json.loads(sys.argv[4]))
 """
 
 
@@ -54,11 +59,17 @@ def export(translator: Any, path: str, **options: Any) -> str:
             f"must be JSON values (they go to a TensorFlow process): {e}"
         ) from None
     with tempfile.TemporaryDirectory() as tmp:
-        saved = os.path.join(tmp, "translator.keras")
-        translator.save(saved)
+        config_path = os.path.join(tmp, "translator.json")
+        with open(config_path, "w", encoding="utf-8") as f:
+            config = keras.saving.serialize_keras_object(translator)
+            config.pop("compile_config", None)  # no optimizer to carry
+            json.dump(config, f)
+        weights = os.path.join(tmp, "seq2seq.weights.h5")
+        translator.seq2seq.save_weights(weights)
         env = dict(os.environ, KERAS_BACKEND="tensorflow")
         done = subprocess.run(
-            [sys.executable, "-c", _EXPORT_SCRIPT, saved, path, encoded],
+            [sys.executable, "-c", _EXPORT_SCRIPT, config_path, weights, path,
+             encoded],
             env=env,
             capture_output=True,
             text=True,

@@ -211,9 +211,8 @@ class Translator(TranslatorTraining, TranslatorDecoding, keras.Model):
         ops). `options` go to `TranslatorModule` (`xla`, `length_penalty`,
         `replace_unknown`, ...).
 
-        On the JAX and PyTorch backends the model is saved to a temporary
-        `.keras` file and exported by a TensorFlow process
-        (`python -m keras_attention export`)."""
+        On the JAX and PyTorch backends the translator's config and its
+        `Seq2Seq`'s weights go to a TensorFlow process, which exports it."""
         from keras_attention.translator import exporting
 
         check_choice("format", format, ("tf_saved_model",))
