@@ -610,8 +610,8 @@ TENSORFLOW_ALLOWED = {
     ("scalars.py", "concrete_value"),
     # `generate`'s compiled function: `tf.function` on the TensorFlow
     # backend (jax.jit on JAX).
-    ("generation.py", "_is_traced"),
-    ("generation.py", "__init__"),
+    ("compiled.py", "is_traced"),
+    ("compiled.py", "__init__"),
 }
 # The parts of the package that their docstrings say need TensorFlow: the
 # tf.data pipeline, the SavedModel serving, the text ops of tokenizers, the
