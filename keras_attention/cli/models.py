@@ -138,26 +138,19 @@ class SavedModelDecoder(Decoder):
             self.function = lambda text: signature(text=text, **arguments)
 
     def decode(self, texts: List[str]) -> List[Hypotheses]:
-        # Blank texts are not decoded: "" (and a warning), as `Translator`.
-        todo = [i for i, text in enumerate(texts) if text.strip()]
-        if len(todo) < len(texts):
+        # The SavedModel answers a blank text with "": the warning is
+        # `Translator`'s, which the SavedModel cannot give.
+        blank = sum(1 for text in texts if not text.strip())
+        if blank:
             import warnings
 
             from keras_attention.translator import TranslationWarning
 
             warnings.warn(
-                f"{len(texts) - len(todo)} of {len(texts)} texts have no "
-                'token (empty or blank): their translation is "".',
+                f"{blank} of {len(texts)} texts have no token (empty or "
+                'blank): their translation is "".',
                 TranslationWarning,
             )
-        results = [[("", 0.0)] for _ in texts]
-        if todo:
-            decoded = self._decode([texts[i] for i in todo])
-            for i, hypotheses in zip(todo, decoded):
-                results[i] = hypotheses
-        return results
-
-    def _decode(self, texts: List[str]) -> List[Hypotheses]:
         import numpy as np
         import tensorflow as tf
 
