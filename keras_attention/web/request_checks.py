@@ -7,7 +7,7 @@ message that says what was expected and what was received.
 
 import json
 
-from keras_attention.serving.translator import MAX_BEAM_WIDTH
+from keras_attention.serving.limits import MAX_BEAM_WIDTH
 
 # The largest request body, in bytes.
 MAX_REQUEST_BYTES = 16 * 1024
