@@ -97,8 +97,9 @@ def _id_table(vocabulary: Sequence[str]) -> Any:
     )
 
 
-class TokenizerOps(tf.Module):
-    """The ops of one tokenizer over a fixed vocabulary (base class)."""
+class TokenizerOps(Serving):
+    """The ops of one tokenizer over a fixed vocabulary (base class);
+    `token_strings` is `serving.Tokenizer`'s, over `id_to_token`."""
 
     def __init__(self, vocabulary: Sequence[str], lower_case: bool):
         super().__init__()
@@ -117,14 +118,6 @@ class TokenizerOps(tf.Module):
         """The piece ids of a flat `(n,)` tensor of words, `(n,
         (pieces))` int64."""
         raise NotImplementedError
-
-    def token_strings(self, ids: Tensor) -> Tensor:
-        ids = tf.cast(ids, tf.int64)
-        if isinstance(ids, tf.RaggedTensor):
-            return ids.with_flat_values(
-                self.id_to_token.lookup(ids.flat_values)
-            )
-        return self.id_to_token.lookup(ids)
 
     def detokenize(self, ids: Tensor) -> Tensor:
         raise NotImplementedError
@@ -276,9 +269,6 @@ class FramedTokenizer(Serving):
 
     def detokenize(self, ids: Tensor) -> Tensor:
         return self.ops.detokenize(ids)
-
-    def token_strings(self, ids: Tensor) -> Tensor:
-        return self.ops.token_strings(ids)
 
 
 # ----------------------------------------------------------------------
