@@ -55,8 +55,8 @@ def _interfaces():
     try:
         import types
 
-        from examples.common.config import ModelConfig
-        from examples.common.train import build_model
+        from keras_attention.training.settings import ModelConfig
+        from keras_attention.training.runs import build_model
     except ImportError as err:
         return None, None, f"examples.nmt is not available ({err})"
     try:

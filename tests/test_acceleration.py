@@ -14,8 +14,8 @@ pytestmark = pytest.mark.tf_only
 pytest.importorskip("tensorflow")
 pytest.importorskip("tensorflow_text")
 
-from examples.common import acceleration  # noqa: E402
-from examples.common import config as common_config  # noqa: E402
+from keras_attention.training import acceleration  # noqa: E402
+from keras_attention.training import settings as common_config  # noqa: E402
 from examples.nmt import config as config_lib  # noqa: E402
 from examples.nmt import run as run_lib  # noqa: E402
 from examples.nmt import train as train_lib  # noqa: E402

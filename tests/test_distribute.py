@@ -31,7 +31,7 @@ pytestmark = pytest.mark.tf_only
 tf = pytest.importorskip("tensorflow")
 pytest.importorskip("tensorflow_text")
 
-from examples.common import distribute  # noqa: E402
+from keras_attention.training import distribute  # noqa: E402
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CLUSTER_TIMEOUT_S = 300
@@ -187,7 +187,7 @@ import json, os, sys, types
 import numpy as np
 import keras
 import tensorflow as tf
-from examples.common import distribute
+from keras_attention.training import distribute
 
 strategy = distribute.get_strategy("multi-worker")
 out = {"replicas": strategy.num_replicas_in_sync,
@@ -349,14 +349,14 @@ import json, os, sys
 import numpy as np
 strategy_name, run_dir, result = sys.argv[1], sys.argv[2], sys.argv[-1]
 resume = sys.argv[3] == "resume"
-from examples.common import distribute
+from keras_attention.training import distribute
 if strategy_name == "mirrored":
     distribute.configure_logical_cpus(2)
 strategy = distribute.get_strategy(strategy_name)
 import keras
 from examples.nmt import config as config_lib
 from examples.nmt import train as train_lib
-from keras_attention.seq2seq.training import EpochTimer
+from keras_attention.training.loop import EpochTimer
 
 out = {"replicas": strategy.num_replicas_in_sync}
 # Validation (distributed evaluation, partial batches) runs on 2 workers;
@@ -421,9 +421,9 @@ out["loss"] = record["loss"]
 out["run_dir"] = distribute.worker_dir(run_dir, strategy)
 out["files"] = sorted(os.listdir(out["run_dir"]))
 if strategy_name == "mirrored":
-    from examples.nmt import export as export_lib
+    from keras_attention.translator import export_run
     from keras_attention import serving
-    path = export_lib.export_run(run_dir)
+    path = export_run(run_dir)
     translate = serving.load_saved_model(path)
     res = translate(__import__("tensorflow").constant(["lundi 1 janvier 2024"]))
     out["translation"] = res["translation"].numpy()[0].decode()

@@ -4,7 +4,7 @@ After files move, the prose that points at them goes stale silently. These
 tests scan README.md and docs/**/*.md for
 
 - file paths under `examples/`, `keras_attention/`, `benchmarks/` and
-  `tools/` (`examples/common/distribute.py`): the file or folder exists;
+  `tools/` (`keras_attention/training/distribute.py`): the file or folder exists;
 - dotted names `keras_attention.x.y`, `examples.x.y`, `benchmarks.x.y`
   (also as `from examples.x import y, z`):
   their longest prefix that is a module (a `.py` file or a package folder)
@@ -36,7 +36,7 @@ _PATH = re.compile(
 _NAME = re.compile(
     r"(?<![\w./-])((?:" + "|".join(PACKAGES) + r")(?:\.\w+)+)"
 )
-# `from examples.common import distribute, train`: each name imported.
+# `from keras_attention.training import distribute, runs`: each name imported.
 _FROM_IMPORT = re.compile(
     r"\bfrom\s+((?:" + "|".join(PACKAGES) + r")(?:\.\w+)*)\s+import\s+"
     r"\(?([\w ,]+)"

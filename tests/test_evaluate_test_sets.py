@@ -16,7 +16,7 @@ from examples.g2p import evaluate_lexicon
 from examples.nmt import cli as nmt_cli
 from examples.nmt import dates
 from examples.nmt import evaluate_data
-from keras_attention.seq2seq import run_dir as run_lib
+from keras_attention.training import run_dir as run_lib
 from keras_attention import serving as export_lib
 from tests import tiny_runs
 

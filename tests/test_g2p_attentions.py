@@ -23,7 +23,7 @@ from keras_attention.seq2seq.tokens import END_ID  # noqa: E402
 from keras_attention.seq2seq.tokens import START_ID  # noqa: E402
 from examples.g2p import train as train_lib  # noqa: E402
 from tests import tiny_runs  # noqa: E402
-from examples.common import config as nmt_config  # noqa: E402
+from keras_attention.training import settings as nmt_config  # noqa: E402
 from examples.nmt.evaluate import translate_all  # noqa: E402
 from keras_attention.decoding.beam import beam_search_all  # noqa: E402
 

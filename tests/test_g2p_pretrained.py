@@ -126,7 +126,7 @@ def test_translator_from_run_pronounces_as_the_example():
 
     from examples.g2p import text as text_lib
     from examples.g2p import train as train_lib
-    from keras_attention.seq2seq import run_dir as run_lib
+    from keras_attention.training import run_dir as run_lib
     from keras_attention.serving import TranslatorModule
     from keras_attention.translator import Translator
 

@@ -23,13 +23,13 @@ pytestmark = pytest.mark.tf_only
 tf = pytest.importorskip("tensorflow")
 pytest.importorskip("tensorflow_text")
 
-from examples.common import acceleration  # noqa: E402
-from examples.common import config as common_config  # noqa: E402
+from keras_attention.training import acceleration  # noqa: E402
+from keras_attention.training import settings as common_config  # noqa: E402
 from examples.nmt import config as config_lib  # noqa: E402
-from examples.common import train as model_lib  # noqa: E402
-from keras_attention.seq2seq import dataset as dataset_lib  # noqa: E402
+from keras_attention.training import runs as model_lib  # noqa: E402
+from keras_attention.training import dataset as dataset_lib  # noqa: E402
 from examples.nmt import text as text_lib  # noqa: E402
-from examples.common import train as train_lib  # noqa: E402
+from keras_attention.training import runs as train_lib  # noqa: E402
 from keras_attention.ops import masked_softmax  # noqa: E402
 
 # The module (the package attribute of the same name is a function).

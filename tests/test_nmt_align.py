@@ -17,7 +17,7 @@ from examples.nmt import cli  # noqa: E402
 from examples.nmt import config as config_lib  # noqa: E402
 from keras_attention.seq2seq.tokens import END_ID  # noqa: E402
 from examples.nmt import pipeline  # noqa: E402
-from keras_attention.seq2seq import dataset as dataset_lib  # noqa: E402
+from keras_attention.training import dataset as dataset_lib  # noqa: E402
 from examples.nmt import run as run_lib  # noqa: E402
 from examples.nmt import text as text_lib  # noqa: E402
 from examples.nmt import train as train_lib  # noqa: E402
@@ -735,7 +735,7 @@ def test_cli_round_trip_train_align_score(tmp_path, capsys):
 
 
 def test_source_end_not_attended():
-    from examples.common import train as model_lib
+    from keras_attention.training import runs as model_lib
 
     config = config_lib.ModelConfig(
         source_vocab_size=13, target_vocab_size=11, embedding_dim=6,

@@ -22,7 +22,7 @@ from keras_attention import serving  # noqa: E402
 from examples.nmt import cli  # noqa: E402
 from examples.nmt import data as data_lib  # noqa: E402
 from examples.nmt import evaluate as eval_lib  # noqa: E402
-from examples.common import train as model_lib  # noqa: E402
+from keras_attention.training import runs as model_lib  # noqa: E402
 from examples.nmt import text as text_lib  # noqa: E402
 from examples.nmt import run as run_lib  # noqa: E402
 from tests import tiny_runs  # noqa: E402

@@ -25,7 +25,7 @@ pytest.importorskip("tensorflow_text")
 
 from keras_attention import serving  # noqa: E402
 from examples.nmt import cli  # noqa: E402
-from examples.nmt import export as export_lib  # noqa: E402
+from keras_attention.translator import export_run  # noqa: E402
 from examples.nmt import run as run_lib  # noqa: E402
 from keras_attention.serving import serving_ops  # noqa: E402
 from examples.nmt import text as text_lib  # noqa: E402
@@ -269,8 +269,9 @@ def test_beam_options_are_stored_in_the_export(runs, tmp_path):
     """Both options in one export (each changes the scores: the decoding
     tests show it; here, that the export keeps them)."""
     options = {"coverage_penalty": 0.4, "convention": "tfa"}
-    path = export_lib.export_run(
-        runs[0], str(tmp_path / "export"), MAX_OUTPUT_TOKENS, **options
+    path = export_run(
+        runs[0], str(tmp_path / "export"), max_output_tokens=MAX_OUTPUT_TOKENS,
+        **options,
     )
     sig = tf.saved_model.load(path).signatures
     texts = [s for s in SENTENCES if s]
@@ -437,14 +438,17 @@ def test_ensemble_averages_the_members_probabilities(runs, tmp_path):
 def test_ensemble_rejects_different_vocabularies(runs, tmp_path):
     other = str(tmp_path / "other")
     shutil.copytree(runs[1], other)
-    vocab = run_lib.run_path(other, run_lib.TARGET_VOCAB)
-    with open(vocab) as f:
-        lines = f.read().splitlines()
-    lines[-1], lines[-2] = lines[-2], lines[-1]
-    with open(vocab, "w") as f:
-        f.write("\n".join(lines) + "\n")
+    # The target vocabulary (in run.json's tokenizers section) with its last
+    # two tokens swapped: the same size, other ids.
+    path = run_lib.run_path(other, run_lib.RUN_CONFIG)
+    with open(path, encoding="utf-8") as f:
+        config = json.load(f)
+    vocabulary = config["tokenizers"]["target"]["config"]["vocabulary"]
+    vocabulary[-1], vocabulary[-2] = vocabulary[-2], vocabulary[-1]
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump(config, f)
     with pytest.raises(ValueError, match="same vocabularies") as info:
-        export_lib.export_run(runs[0], str(tmp_path / "x"), ensemble=[runs[1], other])
+        export_run(runs[0], str(tmp_path / "x"), ensemble=[runs[1], other])
     assert repr(other) in str(info.value) and repr(runs[1]) not in str(info.value)
 
 

@@ -231,7 +231,7 @@ def test_evaluate_reports_alignment_per_field_and_month():
 def test_demo_heatmaps_and_text_grid(tmp_path):
     pytest.importorskip("matplotlib")
     pytest.importorskip("tensorflow_text")
-    from examples.common import decoding_cli
+    from keras_attention.recipes import decoding as decoding_cli
 
     weights = np.array([[0.9, 0.1], [0.2, 0.8]])
     results = [

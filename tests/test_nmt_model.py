@@ -11,10 +11,10 @@ import keras  # noqa: E402
 from examples.nmt import config as config_lib  # noqa: E402
 from examples.nmt import dates  # noqa: E402
 from keras_attention.seq2seq import losses  # noqa: E402
-from examples.common import train as model_lib  # noqa: E402
+from keras_attention.training import runs as model_lib  # noqa: E402
 from keras_attention.seq2seq import layers as model_layers  # noqa: E402
 from examples.nmt import text as text_lib  # noqa: E402
-from keras_attention.seq2seq import dataset as dataset_lib  # noqa: E402
+from keras_attention.training import dataset as dataset_lib  # noqa: E402
 from examples.nmt import run as run_lib  # noqa: E402
 
 pytestmark = pytest.mark.tf_only

@@ -281,8 +281,8 @@ def test_attentional_output_large_inputs(policy):
 # ----------------------------------------------------------------------------
 # The NMT example's models.
 def _nmt_model(kind, policy):
-    from examples.common import train as model_lib
-    from examples.common.config import ModelConfig
+    from keras_attention.training import runs as model_lib
+    from keras_attention.training.settings import ModelConfig
 
     keras.config.set_dtype_policy(policy)
     keras.utils.set_random_seed(0)
@@ -386,8 +386,8 @@ def test_library_layers_load_in_safe_mode(tmp_path):
 @pytest.mark.tf_only
 @pytest.mark.parametrize("kind", ["luong", "stepwise"])
 def test_nmt_models_load_in_safe_mode(kind, tmp_path):
-    from examples.common import train as train_lib
-    from examples.common.config import TrainConfig
+    from keras_attention.training import runs as train_lib
+    from keras_attention.training.settings import TrainConfig
 
     seq2seq = _nmt_model(kind, "float32")
     inputs = {

@@ -139,9 +139,9 @@ def _epochs_started(log):
 
 
 def _export_and_translate(run_dir):
-    from examples.nmt import export as export_lib
+    from keras_attention.translator import export_run
 
-    path = export_lib.export_run(str(run_dir), max_output_tokens=8)
+    path = export_run(str(run_dir), max_output_tokens=8)
     translate = serving.load_saved_model(path)
     out = translate(tf.constant(["vendredi 20 octobre 1933", ""]))
     assert out["translation"].shape == (2,)

@@ -1,5 +1,5 @@
 """The split files of a run directory (`validation.tsv`, `test.tsv`,
-`keras_attention.seq2seq.run_dir.save_split`): any text comes back as it
+`keras_attention.training.run_dir.save_split`): any text comes back as it
 was, and so do the examples' splits (NMT pairs with their true alignments
 and fields, G2P words with their pronunciations). Evaluating trained runs
 from them: `test_evaluate_test_sets.py`."""
@@ -8,11 +8,11 @@ import os
 
 import pytest
 
-from examples.common import splits as splits_lib
+from keras_attention.training import splits as splits_lib
 from examples.g2p import data as g2p_data
 from examples.nmt import corpus as corpus_lib
 from examples.nmt import dates
-from keras_attention.seq2seq import run_dir as run_lib
+from keras_attention.training import run_dir as run_lib
 
 
 def test_split_file_round_trip(tmp_path):

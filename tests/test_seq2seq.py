@@ -12,7 +12,7 @@ from keras_attention.seq2seq import MaskedAccuracy
 from keras_attention.seq2seq import MaskedLoss
 from keras_attention.seq2seq import MaskedMean
 from keras_attention.seq2seq import Seq2Seq
-from keras_attention.seq2seq import training
+from keras_attention.training import loop
 
 SOURCE = np.array([[5, 6, 7, 3], [8, 5, 3, 0]], "int32")
 TARGET_IN = np.array([[2, 4, 5], [2, 6, 0]], "int32")
@@ -111,14 +111,14 @@ def test_fit_save_load_keras_file(tmp_path):
 
 
 def test_build_optimizer_creates_its_variables_before_fit():
-    """`training.build_optimizer` builds the optimizer of a compiled model
+    """`loop.build_optimizer` builds the optimizer of a compiled model
     (so that TensorFlow traces the train step once); `fit` then adds no
     variable, and trains."""
     keras.utils.set_random_seed(2)
     model = _model()
     model.compile("adam", loss={"logits": MaskedLoss()})
     assert model.built and not model.optimizer.built
-    training.build_optimizer(model)
+    loop.build_optimizer(model)
     assert model.optimizer.built
     paths = [v.path for v in model.optimizer.variables]
     for weight in model.trainable_variables:
@@ -127,14 +127,14 @@ def test_build_optimizer_creates_its_variables_before_fit():
     history = model.fit(_inputs(), TARGET_OUT, epochs=2, verbose=0)
     assert [v.path for v in model.optimizer.variables] == paths
     assert history.history["loss"][-1] < history.history["loss"][0]
-    training.build_optimizer(model)  # built already: nothing changes
+    loop.build_optimizer(model)  # built already: nothing changes
     assert [v.path for v in model.optimizer.variables] == paths
     # Not compiled: nothing to build.
-    training.build_optimizer(_model())
+    loop.build_optimizer(_model())
 
 
 def test_average_checkpoints_loads_the_mean_of_the_files(tmp_path):
-    from keras_attention.seq2seq import run_dir
+    from keras_attention.training import run_dir
 
     model = _model()
     paths, arrays = [], []

@@ -222,7 +222,7 @@ def test_make_attention_and_heads_refuse_unknown_names():
 # ----------------------------------------------------------------------
 # The examples' `ModelConfig`: Seq2Seq's defaults and checks.
 def test_model_config_takes_the_defaults_and_checks_of_seq2seq():
-    from examples.common import config as config_lib
+    from keras_attention.training import settings as config_lib
 
     parameters = inspect.signature(Seq2Seq.__init__).parameters
     config = config_lib.ModelConfig()

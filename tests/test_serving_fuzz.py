@@ -12,7 +12,7 @@ with the `export` code of the example, is loaded back with
 - the same sentence alone and inside batches of longer and shorter ones.
 
 Every result is checked against the contract of `TranslatorModule.translate`
-(`examples/nmt/export.py`): valid UTF-8 translations, attention rows that
+(`keras_attention.translator.export_run`): valid UTF-8 translations, attention rows that
 are distributions over the source tokens for each emitted token and zeros
 elsewhere, finite non-positive log-probabilities, lengths within the
 documented limits (`text.MAX_INPUT_CHARS` characters of input,
@@ -144,7 +144,7 @@ def test_stepwise_decoder_export_takes_the_same_inputs(exported, tmp_path):
     """The other decoder (AttentionWrapper steps in the graph), untrained."""
     import dataclasses
 
-    from examples.common import train as model_lib
+    from keras_attention.training import runs as model_lib
     from examples.nmt import run as run_lib
 
     _, max_tokens, path = exported

@@ -7,7 +7,7 @@ import shutil
 import pytest
 
 from keras_attention.seq2seq import Translator
-from keras_attention.seq2seq import run_dir
+from keras_attention.training import run_dir
 from keras_attention.translator import runs
 
 COMPAT = os.path.join(os.path.dirname(__file__), "data", "compat")

@@ -299,7 +299,7 @@ def test_cli_serve_command(example, tmp_path, monkeypatch):
         web_server, "serve",
         lambda path, port, title, **_: served.append((path, port)),
     )
-    export_module = {"nmt": "examples.nmt.export",
+    export_module = {"nmt": "examples.nmt.serve",
                      "g2p": "examples.g2p.train"}[example]
     monkeypatch.setattr(
         importlib.import_module(export_module), "export_run",

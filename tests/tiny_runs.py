@@ -94,12 +94,12 @@ def nmt_run(seed=0):
 def nmt_export():
     """The SavedModel of `nmt_run()`, exported to its `RUN/export` with
     `NMT_MAX_OUTPUT_TOKENS` (the commands that take the run use it)."""
-    from examples.nmt import export as export_lib
+    from keras_attention.translator import export_run
 
     run_dir = nmt_run()[0]
 
     def build(_):
-        export_lib.export_run(run_dir, max_output_tokens=NMT_MAX_OUTPUT_TOKENS)
+        export_run(run_dir, max_output_tokens=NMT_MAX_OUTPUT_TOKENS)
 
     shared_folder("nmt-0-export", build)
     return os.path.join(run_dir, "export")

@@ -25,11 +25,11 @@ import sys
 import time
 
 from benchmarks import common
-from examples.common import acceleration
-from examples.common import train as common_train
+from keras_attention.training import acceleration
+from keras_attention.training import runs as training_runs
 from examples.g2p import config as config_lib
 from examples.g2p import train as train_lib
-from keras_attention.seq2seq import dataset as dataset_lib
+from keras_attention.training import dataset as dataset_lib
 
 RECIPE_RUN = os.path.join("examples", "g2p", "pretrained")
 
@@ -38,10 +38,10 @@ def build(model_config, train_config, fused, total_steps):
     """The recipe's compiled `Seq2Seq`; `fused=False`: the generic loop."""
     policy = acceleration.mixed_precision_policy(train_config.mixed_precision)
     with acceleration.dtype_policy(policy):
-        seq2seq = common_train.build_model(model_config)
+        seq2seq = training_runs.build_model(model_config)
         if not fused:
             seq2seq.decoder_rnn.fused = False
-        common_train.compile_model(seq2seq, train_config, total_steps)
+        training_runs.compile_model(seq2seq, train_config, total_steps)
     return seq2seq
 
 

@@ -14,10 +14,10 @@ import argparse
 import os
 import shutil
 
-from examples.common.splits import save_held_out
+from keras_attention.training.splits import save_held_out
 from examples.g2p import data as data_lib
 from examples.g2p import train as train_lib
-from keras_attention.seq2seq import run_dir as run_lib
+from keras_attention.training import run_dir as run_lib
 
 
 def package(run, weights, out):

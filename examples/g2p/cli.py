@@ -15,16 +15,15 @@
 Argument parsing only. The flags of `train` and `demo` come from the config
 dataclasses (`config.py`; the model and training ones are the examples'
 shared `ModelConfig` and `TrainConfig`, without the settings that do not
-apply to G2P, `config.NOT_FLAGS`), through `examples.common.cli`. No
+apply to G2P, `config.NOT_FLAGS`), through `keras_attention.recipes.parser`. No
 TensorFlow is imported before the arguments are parsed.
 """
 
 
-from examples.common import cli as common_cli
-from examples.common import decoding_cli
+from keras_attention.recipes import parser as recipe_cli
+from keras_attention.recipes import decoding as decoding_cli
 from examples.g2p import config as config_lib
 
-common_cli.quiet_tensorflow()
 
 TRAIN_SETTINGS = config_lib.G2P_SETTINGS
 DEMO_SETTINGS = config_lib.merge(
@@ -33,13 +32,13 @@ DEMO_SETTINGS = config_lib.merge(
 
 
 def _configs(args, settings=TRAIN_SETTINGS):
-    return common_cli.configs_from_args(args, config_lib.SECTIONS, settings)
+    return recipe_cli.configs_from_args(args, config_lib.SECTIONS, settings)
 
 
 def _config_arguments(settings):
     """Adds the G2P config flags (`settings` as the defaults) to a parser."""
     def add(parser):
-        common_cli.add_config_arguments(
+        recipe_cli.add_config_arguments(
             parser, config_lib.SECTIONS, settings,
             exclude=config_lib.NOT_FLAGS,
         )
@@ -49,7 +48,7 @@ def _config_arguments(settings):
 def cmd_train(args):
     from examples.g2p import train as train_lib
 
-    train_lib.train(args.out, *_configs(args))
+    train_lib.train(args.out, *_configs(args), overwrite=args.overwrite)
     return 0
 
 
@@ -77,7 +76,7 @@ def cmd_translate(args):
     from examples.g2p import pretrained
 
     args.model = pretrained.model_path(args.model)
-    decoding_cli.translate_texts(args, common_cli.read_texts(args))
+    decoding_cli.translate_texts(args, recipe_cli.read_texts(args))
     return 0
 
 
@@ -100,14 +99,14 @@ def cmd_evaluate(args):
             f"{args.lexicon} ({skipped} malformed lines skipped) with "
             f"{args.run}"
         )
-        return common_cli.report_metrics(
+        return recipe_cli.report_metrics(
             args, metrics, eval_lib.format_metrics, eval_lib.strip_results
         )
     metrics = eval_lib.evaluate_run(
         args.run, args.split, args.saved_model, args.max_words,
         args.beam_width,
     )
-    return common_cli.report_metrics(
+    return recipe_cli.report_metrics(
         args, metrics, eval_lib.format_metrics, eval_lib.strip_results
     )
 
@@ -132,22 +131,22 @@ def cmd_demo(args):
 
 def build_parser():
     """The argparse parser of every command."""
-    parser, sub = common_cli.new_parser(
+    parser, sub = recipe_cli.new_parser(
         "python -m examples.g2p",
         "Grapheme-to-phoneme conversion with attention: train, export, "
         "pronounce, evaluate.",
     )
-    common_cli.add_train_command(
+    recipe_cli.add_train_command(
         sub, cmd_train, "runs/g2p", _config_arguments(TRAIN_SETTINGS)
     )
-    common_cli.add_export_command(sub, cmd_export)
-    common_cli.add_translate_command(
+    recipe_cli.add_export_command(sub, cmd_export)
+    recipe_cli.add_translate_command(
         sub, cmd_translate, "pronounce words (exported model)", "word",
         "pronounce",
         model_help="SavedModel directory, run directory, or 'pretrained' "
         "(the model shipped with the example)",
     )
-    p = common_cli.add_evaluate_command(
+    p = recipe_cli.add_evaluate_command(
         sub, cmd_evaluate, "WER and PER on a split", "--max-words",
         run_help="run directory of `train`, or 'pretrained' (the shipped "
         "model; with --lexicon)",
@@ -157,12 +156,12 @@ def build_parser():
         help="score this WORD<TAB>PHONES file instead of --split (a word "
         "on several lines has several references)",
     )
-    common_cli.add_demo_command(
+    recipe_cli.add_demo_command(
         sub, cmd_demo, "train on CMUdict, export, pronounce, show, evaluate",
         "runs/g2p-demo", _config_arguments(DEMO_SETTINGS),
     )
 
-    common_cli.add_serve_command(
+    recipe_cli.add_serve_command(
         sub, cmd_serve, "pronunciations, attention heatmap, letter-phone links"
     )
     return parser
@@ -171,4 +170,4 @@ def build_parser():
 def main(argv=None):
     """Runs one command; returns the exit status (2 on bad input;
     G2P_DEBUG=1 shows the traceback)."""
-    return common_cli.run_main(build_parser(), argv, "G2P_DEBUG")
+    return recipe_cli.run_main(build_parser(), argv, "G2P_DEBUG")

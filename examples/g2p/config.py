@@ -1,7 +1,7 @@
 """Settings of the G2P example.
 
-The model and training settings are the examples' shared `ModelConfig`
-and `TrainConfig` (`examples.common.config`: the same
+The model and training settings are the library's `ModelConfig`
+and `TrainConfig` (`keras_attention.training.settings`: the same
 `keras_attention.seq2seq.Seq2Seq` and the same `fit` serve both); the data
 settings are G2P's own. `NOT_FLAGS` are the shared settings that do not
 apply to G2P (reference alignments, an alignment head, embedding keys and
@@ -12,11 +12,11 @@ of the NMT defaults), `DEMO_SETTINGS` and `QUICK_DEMO_SETTINGS` the demo's.
 import dataclasses
 from typing import Optional
 
-from examples.common import config as common
-from examples.common.config import ModelConfig
-from examples.common.config import TrainConfig
-from examples.common.config import merge  # noqa: F401
-from examples.common.config import option
+from keras_attention.training import settings as settings_lib
+from keras_attention.training.settings import ModelConfig
+from keras_attention.training.settings import TrainConfig
+from keras_attention.training.settings import merge  # noqa: F401
+from keras_attention.training.settings import option
 
 
 @dataclasses.dataclass
@@ -84,4 +84,4 @@ QUICK_DEMO_SETTINGS = {
 
 def replace(configs, settings):
     """`configs` (data, model, train) with `settings` applied."""
-    return common.replace(configs, settings, SECTIONS)
+    return settings_lib.replace(configs, settings, SECTIONS)

@@ -11,7 +11,7 @@ pronunciations, each a tuple of ARPAbet phones without stress marks (the
   pronunciation per line (a word may appear on several lines), such as the
   g014b2b split of CMUdict used by most published G2P results.
 - `split_lexicon(...)`: a deterministic split by a CRC32 hash of the word
-  (`examples.common.splits.split_of`, the rule of both examples), so all
+  (`keras_attention.training.splits.split_of`, the rule of both examples), so all
   pronunciations of a word land in the same split.
 - `lexicon_rows`, `lexicon_from_rows`: a split as the rows of its file in a
   run directory (`WORD<TAB>PHONES` lines, which `read_lexicon` also reads).
@@ -21,9 +21,9 @@ import collections
 import dataclasses
 import re
 
-from examples.common.splits import SPLIT_NAMES
-from examples.common.splits import check_split_fractions
-from examples.common.splits import split_of
+from keras_attention.training.splits import SPLIT_NAMES
+from keras_attention.training.splits import check_split_fractions
+from keras_attention.training.splits import split_of
 
 PHONES = (
     "AA AE AH AO AW AY B CH D DH EH ER EY F G HH IH IY JH K L M N NG OW OY P "
@@ -176,7 +176,7 @@ def split_lexicon(lexicon, validation_fraction=0.05, test_fraction=0.05):
 def lexicon_rows(lexicon):
     """`(word, "PH ON ES")` for every pronunciation of every word: the rows
     of a split's file in a run directory
-    (`examples.common.splits.save_held_out`), and the pairs the model
+    (`keras_attention.training.splits.save_held_out`), and the pairs the model
     trains on."""
     return [(w, " ".join(p)) for w, p in lexicon.pairs()]
 

@@ -16,8 +16,8 @@ Time: a few minutes on 2 CPU cores. The settings are
 
 import time
 
-from examples.common import demo as demo_steps
-from examples.common.cli import DEFAULT_BEAM_WIDTH
+from keras_attention.recipes import demo as demo_steps
+from keras_attention.serving.limits import DEFAULT_BEAM_WIDTH
 from examples.g2p import evaluate as eval_lib
 from examples.g2p import train as train_lib
 from keras_attention import serving
@@ -40,7 +40,8 @@ def run_demo(out, configs, beam_width=DEFAULT_BEAM_WIDTH,
     start = time.time()
     data_config = configs[0]
     log(f"== 1. train on CMUdict ({data_config.max_words} words) -> {out}")
-    train_lib.train(out, *configs, log=log)
+    # A demo trains anew each time it runs.
+    train_lib.train(out, *configs, log=log, overwrite=True)
     log("== 2. export the SavedModel")
     path = train_lib.export_run(out)
     log(f"   {path}")

@@ -15,12 +15,12 @@ import time
 
 import numpy as np
 
-from examples.common import splits as splits_lib
-from examples.common.cli import DEFAULT_BEAM_WIDTH
+from keras_attention.training import splits as splits_lib
+from keras_attention.serving.limits import DEFAULT_BEAM_WIDTH
 from examples.g2p import data as data_lib
 from examples.g2p import metrics as metrics_lib
 from examples.g2p import train as train_lib
-from keras_attention.seq2seq import run_dir as run_lib
+from keras_attention.training import run_dir as run_lib
 from keras_attention import serving
 from keras_attention.serving import translate_all
 

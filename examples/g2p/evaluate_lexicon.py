@@ -12,10 +12,10 @@ on the run's own splits (`evaluate.evaluate`).
 
 import os
 
-from examples.common.cli import DEFAULT_BEAM_WIDTH
+from keras_attention.serving.limits import DEFAULT_BEAM_WIDTH
 from examples.g2p import data as data_lib
 from examples.g2p import evaluate as eval_lib
-from keras_attention.seq2seq import run_dir as run_lib
+from keras_attention.training import run_dir as run_lib
 
 
 def evaluate_lexicon(

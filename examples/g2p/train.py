@@ -1,13 +1,13 @@
 """Training, loading and export of a G2P run.
 
-The run directory has the layout of `keras_attention.seq2seq.run_dir`:
+The run directory has the layout of `keras_attention.training.run_dir`:
 `run.json` (the three sections of `config.SECTIONS`), the held-out splits
 (`validation.tsv`, `test.tsv`: `WORD<TAB>PHONES` a pronunciation,
 `data.lexicon_rows`), checkpoints, backup, logs, `model.weights.h5`,
 `history.json`, `export/`. There are no vocabulary files: the letters and
 the phones are fixed (`text.py`) and run.json's `"tokenizers"` section
 holds them, so `Translator.from_run` reloads a run by itself. The fitting itself
-is `examples.common.train.fit`, and the SavedModel is
+is `keras_attention.training.runs.fit`, and the SavedModel is
 `keras_attention.serving.TranslatorModule` with the G2P
 processors: a word in, its phones and the attention out.
 """
@@ -15,13 +15,13 @@ processors: a word in, its phones and the attention out.
 import types
 import zlib
 
-from examples.common import train as common_train
-from examples.common.splits import save_held_out
+from keras_attention.training import runs as training_runs
+from keras_attention.training import settings as settings_lib
+from keras_attention.training.splits import save_held_out
 from examples.g2p import config as config_lib
 from examples.g2p import data as data_lib
 from examples.g2p import text as text_lib
-from keras_attention.seq2seq import run_dir as run_lib
-from keras_attention import serving
+from keras_attention.training import run_dir as run_lib
 from keras_attention.translator import Translator
 from keras_attention.translator import runs
 
@@ -60,7 +60,7 @@ def load_splits(data_config):
 
 def as_corpus(lexicon):
     """One `(word, "PH ON ES")` pair per pronunciation, for the pipeline
-    (`keras_attention.seq2seq.dataset.make_dataset` reads `pairs`)."""
+    (`keras_attention.training.dataset.make_dataset` reads `pairs`)."""
     return types.SimpleNamespace(pairs=data_lib.lexicon_rows(lexicon))
 
 
@@ -80,9 +80,12 @@ def make_processors():
     return text_lib.framed(*text_lib.make_tokenizers())
 
 
-def train(run_dir, data_config, model_config, train_config, log=print):
-    """Trains a G2P model into `run_dir`; returns `(seq2seq, history)`."""
-    strategy, run_dir = common_train.start(run_dir, train_config)
+def train(run_dir, data_config, model_config, train_config, log=print,
+          overwrite=False):
+    """Trains a G2P model into `run_dir`; returns `(seq2seq, history)`.
+    A finished run in `run_dir` is refused unless `overwrite`; an
+    interrupted one resumes."""
+    strategy, run_dir = training_runs.start(run_dir, train_config, overwrite)
     splits = load_splits(data_config)
     log(
         "data: "
@@ -90,17 +93,17 @@ def train(run_dir, data_config, model_config, train_config, log=print):
         + f" ({splits['train'].skipped} entries skipped)"
     )
     source, target = make_processors()
-    model_config = common_train.with_vocabularies(
+    model_config = training_runs.with_vocabularies(
         model_config, source, target, text_lib.SOURCE_VOCABULARY
     )
-    config = config_lib.common.to_dicts(
+    config = settings_lib.to_dicts(
         (data_config, model_config, train_config), config_lib.SECTIONS
     )
     config[runs.TOKENIZERS] = tokenizers_section()
     run_lib.save_run_config(run_dir, config)
     save_held_out(run_dir, splits, data_lib.lexicon_rows)
     corpora = {name: as_corpus(lex) for name, lex in splits.items()}
-    return common_train.fit(
+    return training_runs.fit(
         strategy, run_dir, corpora, source, target, model_config,
         train_config, log=log,
     )
@@ -112,7 +115,7 @@ def load_configs(run_dir):
     Raises:
         ValueError: if the directory has no run.json.
     """
-    return config_lib.common.from_dicts(
+    return settings_lib.from_dicts(
         run_lib.load_run_config(run_dir), config_lib.SECTIONS
     )
 
@@ -143,20 +146,17 @@ def load_trained(run_dir, weights=None):
 
 
 def export_run(run_dir, out=None, ensemble=(), **options):
-    """Exports a trained run as a SavedModel (the signatures of
-    `keras_attention.serving.SIGNATURES`: words in; phones, tokens,
-    attention out).
+    """Exports a trained run as a SavedModel (`Translator.export`: words
+    in; phones, tokens, attention out), to `RUN/export` by default.
 
     `ensemble`: more run directories, decoded together with this one by
     averaging the models' probabilities (G2P vocabularies are fixed, so any
     runs combine). `options` go to `TranslatorModule` (`coverage_penalty`,
-    `convention`, `replace_unknown`, `xla`)."""
-    seq2seq, source, target, _ = load_trained(run_dir)
-    members = [seq2seq] + [load_trained(r)[0] for r in ensemble]
-    module = serving.TranslatorModule(
-        members if len(members) > 1 else seq2seq, source, target,
-        max_output_tokens=text_lib.MAX_TOKENS, **options,
-    )
-    return serving.export_saved_model(
-        module, out or run_lib.run_path(run_dir, run_lib.EXPORT)
+    `convention`, `replace_unknown`, `xla`). Unlike
+    `keras_attention.translator.export_run`, it also reads G2P runs written
+    before run.json named their tokenizers (`load_translator`)."""
+    return load_translator(run_dir).export(
+        out or run_lib.run_path(run_dir, run_lib.EXPORT),
+        ensemble=[load_translator(r) for r in ensemble],
+        **options,
     )

@@ -26,28 +26,27 @@ help; `demo` starts from `config.DEMO_SETTINGS` instead.
 import json
 import time
 
-from examples.common import cli as common_cli
-from examples.common import decoding_cli
-from examples.common.cli import read_texts
-from examples.common.cli import report_metrics
+from keras_attention.recipes import parser as recipe_cli
+from keras_attention.recipes import decoding as decoding_cli
+from keras_attention.recipes.parser import read_texts
+from keras_attention.recipes.parser import report_metrics
 from examples.nmt import config as config_lib
 
 from examples.nmt import cli_commands  # noqa: E402
 
-common_cli.quiet_tensorflow()
 
 
 def add_config_arguments(parser, settings=None, sections=None):
-    """The config flags of `train` and `demo` (`common.cli`), from the
+    """The config flags of `train` and `demo` (`keras_attention.recipes.parser`), from the
     NMT sections by default."""
-    common_cli.add_config_arguments(
+    recipe_cli.add_config_arguments(
         parser, sections or config_lib.SECTIONS, settings
     )
 
 
 def configs_from_args(args, sections=None):
     """The `(data, text, model, train)` configs of parsed arguments."""
-    return common_cli.configs_from_args(
+    return recipe_cli.configs_from_args(
         args, sections or config_lib.SECTIONS
     )
 
@@ -59,15 +58,15 @@ def configs_from_args(args, sections=None):
 def cmd_train(args):
     from examples.nmt import train as train_lib
 
-    train_lib.train(args.out, *configs_from_args(args))
+    train_lib.train(args.out, *configs_from_args(args), overwrite=args.overwrite)
     return 0
 
 
 def cmd_export(args):
-    from examples.nmt import export as export_lib
+    from keras_attention.translator import export_run
 
-    path = export_lib.export_run(
-        args.run, args.out, args.max_output_tokens,
+    path = export_run(
+        args.run, args.out, max_output_tokens=args.max_output_tokens,
         **decoding_cli.export_options(args),
     )
     print(f"exported SavedModel -> {path}")
@@ -289,28 +288,28 @@ def add_alignment_commands(sub):
 
 def build_parser():
     """The argparse parser of every command."""
-    parser, sub = common_cli.new_parser(
+    parser, sub = recipe_cli.new_parser(
         "python -m examples.nmt",
         "Neural machine translation with attention: train, export, "
         "translate, evaluate.",
     )
-    common_cli.add_train_command(
+    recipe_cli.add_train_command(
         sub, cmd_train, "runs/nmt", add_config_arguments
     )
-    p = common_cli.add_export_command(sub, cmd_export)
+    p = recipe_cli.add_export_command(sub, cmd_export)
     p.add_argument("--max-output-tokens", type=int, default=None)
-    p = common_cli.add_translate_command(
+    p = recipe_cli.add_translate_command(
         sub, cmd_translate, "translate with an exported model", "sentence",
         "translate",
     )
     p.add_argument("--plot", help="save attention heatmaps to this PNG")
-    p = common_cli.add_evaluate_command(
+    p = recipe_cli.add_evaluate_command(
         sub, cmd_evaluate,
         "BLEU, chrF, exact match (and alignment accuracy on dates)",
         "--max-examples",
     )
     cli_commands.add_test_set_arguments(p)
-    common_cli.add_demo_command(
+    recipe_cli.add_demo_command(
         sub, cmd_demo,
         "train on the embedded dates, export, translate, show attention, "
         "evaluate",
@@ -326,4 +325,4 @@ def build_parser():
 def main(argv=None):
     """Runs one command; returns the exit status (2 on bad input;
     NMT_DEBUG=1 shows the traceback)."""
-    return common_cli.run_main(build_parser(), argv, "NMT_DEBUG")
+    return recipe_cli.run_main(build_parser(), argv, "NMT_DEBUG")

@@ -72,7 +72,7 @@ def add_test_set_arguments(p):
 
 def add_serve_command(sub):
     """`serve`: the local web page of a run or SavedModel."""
-    from examples.common.cli import add_serve_command as add_serve
+    from keras_attention.recipes.parser import add_serve_command as add_serve
 
     add_serve(sub, cmd_serve, "translations, attention heatmap, word links")
 

@@ -2,9 +2,9 @@
 
 Four dataclasses, one per stage, saved together in a run's `run.json`:
 `DataConfig` (where the pairs come from, how they are split), `TextConfig`
-(tokenization), and the examples' shared `ModelConfig` (the network) and
-`TrainConfig` (optimisation, `examples.common.config`). A field declared
-with `option(...)` is also a command-line flag (`examples.common.cli`).
+(tokenization), and the library's `ModelConfig` (the network) and
+`TrainConfig` (optimisation, `keras_attention.training.settings`). A field declared
+with `option(...)` is also a command-line flag (`keras_attention.recipes.parser`).
 The demo's settings are `DEMO_SETTINGS`, overrides of these defaults.
 Plain Python: the command line parses before TensorFlow is imported.
 """
@@ -13,10 +13,10 @@ import dataclasses
 from typing import Optional
 from typing import Tuple
 
-from examples.common import config as common
-from examples.common.config import ModelConfig
-from examples.common.config import TrainConfig
-from examples.common.config import option
+from keras_attention.training import settings as settings_lib
+from keras_attention.training.settings import ModelConfig
+from keras_attention.training.settings import TrainConfig
+from keras_attention.training.settings import option
 
 from examples.nmt.data import DATA_FORMATS
 from examples.nmt.dates import NUM_DATES
@@ -119,15 +119,15 @@ QUICK_DEMO_SETTINGS = {
 
 
 def replace(configs, settings, sections=SECTIONS):
-    """`configs` with `settings` applied (`common.replace`)."""
-    return common.replace(configs, settings, sections)
+    """`configs` with `settings` applied (`settings_lib.replace`)."""
+    return settings_lib.replace(configs, settings, sections)
 
 
 def from_dicts(config, sections=SECTIONS):
     """The configs from the dicts of `run.json` (lists as tuples)."""
-    return common.from_dicts(config, sections)
+    return settings_lib.from_dicts(config, sections)
 
 
 def to_dicts(configs, sections=SECTIONS):
     """The configs as the dicts of `run.json`."""
-    return common.to_dicts(configs, sections)
+    return settings_lib.to_dicts(configs, sections)

@@ -9,16 +9,16 @@
   train/validation/test split (by a hash of the source sentence, so
   duplicated sources never straddle two splits).
 - `corpus_rows`, `corpus_from_rows`: a split as the rows of its file in a
-  run directory (`examples.common.splits.save_held_out`).
+  run directory (`keras_attention.training.splits.save_held_out`).
 """
 
 import collections
 import dataclasses
 import unicodedata
 
-from examples.common.splits import SPLIT_NAMES
-from examples.common.splits import check_split_fractions
-from examples.common.splits import split_of
+from keras_attention.training.splits import SPLIT_NAMES
+from keras_attention.training.splits import check_split_fractions
+from keras_attention.training.splits import split_of
 
 
 # Characters split off as words of their own: Unicode punctuation (P*) and

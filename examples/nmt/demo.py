@@ -22,10 +22,10 @@ unchanged. The settings are `config.DEMO_SETTINGS`.
 
 import time
 
-from examples.common import demo as demo_steps
-from examples.common.cli import DEFAULT_BEAM_WIDTH
+from keras_attention.recipes import demo as demo_steps
+from keras_attention.serving.limits import DEFAULT_BEAM_WIDTH
 from examples.nmt import evaluate as eval_lib
-from examples.nmt import export as export_lib
+from keras_attention.translator import export_run
 from examples.nmt import train as train_lib
 from keras_attention import serving
 
@@ -53,9 +53,10 @@ def run_demo(out, configs, beam_width=DEFAULT_BEAM_WIDTH, log=print):
     """
     start = time.time()
     log(f"== 1. train on {configs[0].num_dates} generated dates -> {out}")
-    train_lib.train(out, *configs, log=log)
+    # A demo trains anew each time it runs.
+    train_lib.train(out, *configs, log=log, overwrite=True)
     log("== 2. export the SavedModel")
-    path = export_lib.export_run(out)
+    path = export_run(out)
     log(f"   {path}")
     log("== 3. load it back and translate (tensorflow + tensorflow_text only)")
     examples = list(DEMO_EXAMPLES)

@@ -19,12 +19,12 @@ function on a `Corpus`.
 import os
 import time
 
-from examples.common import splits as splits_lib
-from examples.common.cli import DEFAULT_BEAM_WIDTH
+from keras_attention.training import splits as splits_lib
+from keras_attention.serving.limits import DEFAULT_BEAM_WIDTH
 from examples.nmt import align
 from examples.nmt import data as data_lib
 from examples.nmt import dates
-from examples.nmt import export as export_lib
+from keras_attention.translator import export_run
 from examples.nmt import run as run_lib
 from examples.nmt.corpus import corpus_from_rows
 from examples.nmt.corpus import pretokenize
@@ -170,7 +170,7 @@ def score_run(run_dir, corpus, text_config, saved_model=None,
     if saved_model is None:
         saved_model = run_lib.run_path(run_dir, run_lib.EXPORT)
         if not os.path.exists(os.path.join(saved_model, "saved_model.pb")):
-            export_lib.export_run(run_dir, saved_model)
+            export_run(run_dir, saved_model)
     saved_model = serving.resolve_saved_model(saved_model)
     lower = text_config.target_lower_case
     metrics = evaluate(serving.load_saved_model(saved_model), corpus, lower)

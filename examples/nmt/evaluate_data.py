@@ -14,7 +14,7 @@ No filtering by length: every pair of the file counts.
 """
 
 
-from examples.common.cli import DEFAULT_BEAM_WIDTH
+from keras_attention.serving.limits import DEFAULT_BEAM_WIDTH
 from examples.nmt import data as data_lib
 from examples.nmt import evaluate as eval_lib
 from examples.nmt import run as run_lib

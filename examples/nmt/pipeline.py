@@ -7,7 +7,7 @@ it built: the splits, the tokenizers, the vocabularies and, with guided
 alignment, the reference links of the pairs of each split (read with the
 data and carried with their pairs through filtering and splitting,
 `data.attach_links`). `guided_token_links` turns word links into the token
-links `keras_attention.seq2seq.dataset.make_dataset(links=...)` reads.
+links `keras_attention.training.dataset.make_dataset(links=...)` reads.
 """
 
 import dataclasses

@@ -1,4 +1,4 @@
-"""The NMT example's run directory: `keras_attention.seq2seq.run_dir`'s
+"""The NMT example's run directory: `keras_attention.training.run_dir`'s
 layout (run.json, the two WordPiece vocabularies, checkpoints, backup,
 logs, final weights, history, export), read back into the example's
 configs and tokenizers. run.json's `"tokenizers"` section names the
@@ -6,19 +6,19 @@ tokenizers, so `Translator.from_run` reloads a run by itself.
 """
 
 from examples.nmt import config as config_lib
-from keras_attention.seq2seq import run_dir
-from keras_attention.seq2seq.run_dir import BACKUP  # noqa: F401
-from keras_attention.seq2seq.run_dir import CHECKPOINT_PATTERN  # noqa: F401
-from keras_attention.seq2seq.run_dir import CHECKPOINTS  # noqa: F401
-from keras_attention.seq2seq.run_dir import EXPORT  # noqa: F401
-from keras_attention.seq2seq.run_dir import HISTORY  # noqa: F401
-from keras_attention.seq2seq.run_dir import LOGS  # noqa: F401
-from keras_attention.seq2seq.run_dir import METRICS  # noqa: F401
-from keras_attention.seq2seq.run_dir import RUN_CONFIG  # noqa: F401
-from keras_attention.seq2seq.run_dir import SOURCE_VOCAB
-from keras_attention.seq2seq.run_dir import TARGET_VOCAB
-from keras_attention.seq2seq.run_dir import WEIGHTS  # noqa: F401
-from keras_attention.seq2seq.run_dir import run_path
+from keras_attention.training import run_dir
+from keras_attention.training.run_dir import BACKUP  # noqa: F401
+from keras_attention.training.run_dir import CHECKPOINT_PATTERN  # noqa: F401
+from keras_attention.training.run_dir import CHECKPOINTS  # noqa: F401
+from keras_attention.training.run_dir import EXPORT  # noqa: F401
+from keras_attention.training.run_dir import HISTORY  # noqa: F401
+from keras_attention.training.run_dir import LOGS  # noqa: F401
+from keras_attention.training.run_dir import METRICS  # noqa: F401
+from keras_attention.training.run_dir import RUN_CONFIG  # noqa: F401
+from keras_attention.training.run_dir import SOURCE_VOCAB
+from keras_attention.training.run_dir import TARGET_VOCAB
+from keras_attention.training.run_dir import WEIGHTS  # noqa: F401
+from keras_attention.training.run_dir import run_path
 from keras_attention.translator import runs
 
 

@@ -8,11 +8,11 @@ attention heatmap and the word links (`keras_attention.web`). A
 run without an export is exported to a temporary directory first.
 """
 
+from keras_attention import web
+from keras_attention.translator import export_run
+
 
 def serve(model, port):
-    from examples.nmt import export as export_lib
-    from keras_attention import web
-
     web.serve_model(
-        model, export_lib.export_run, port=port, page_options=web.NMT_PAGE
+        model, export_run, port=port, page_options=web.NMT_PAGE
     )

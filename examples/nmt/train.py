@@ -1,37 +1,38 @@
-"""Training of the NMT example: prepare the data, then `examples.common.train`.
+"""Training of the NMT example: prepare the data, then `keras_attention.training.runs`.
 
 `train` loads and splits the data and learns the WordPiece vocabularies
 (`pipeline.prepare`, which returns them with the splits and, with guided
 alignment, the reference links of each pair), writes run.json and the
 held-out splits (`validation.tsv`, `test.tsv`: `corpus.corpus_rows`, which
-`evaluate` reads back) and fits the model (`examples.common.train.fit`:
+`evaluate` reads back) and fits the model (`keras_attention.training.runs.fit`:
 checkpoints, resumption, the run directory of
-`keras_attention.seq2seq.run_dir`).
+`keras_attention.training.run_dir`).
 
 Guided alignment (`TrainConfig.guided_alignment`, docs/alignment.md): the
 model is compiled with `keras_attention.alignment.GuidedAlignmentLoss` on
 its `"alignment"` output beside the masked loss on `"logits"`.
 """
 
-from examples.common.splits import save_held_out
-from examples.common.train import check_alignment_head
-from examples.common.train import fit
-from examples.common.train import start
-from examples.common.train import with_vocabularies
+from keras_attention.training.splits import save_held_out
+from keras_attention.training.runs import check_alignment_head
+from keras_attention.training.runs import fit
+from keras_attention.training.runs import start
+from keras_attention.training.runs import with_vocabularies
 from examples.nmt import pipeline
 from examples.nmt import run as run_lib
 from examples.nmt.corpus import corpus_rows
 
 
 def train(run_dir, data_config, text_config, model_config, train_config,
-          log=print):
+          log=print, overwrite=False):
     """Trains a model into `run_dir`; returns `(seq2seq, history dict)`.
 
     The vocabulary sizes of `model_config` are set to those of the learned
-    vocabularies (any value given is replaced).
+    vocabularies (any value given is replaced). A finished run in `run_dir`
+    is refused unless `overwrite`; an interrupted one resumes.
     """
     check_alignment_head(model_config, train_config)
-    strategy, run_dir = start(run_dir, train_config)
+    strategy, run_dir = start(run_dir, train_config, overwrite)
     prepared = pipeline.prepare(
         run_dir, data_config, text_config,
         links_path=train_config.guided_alignment, log=log,

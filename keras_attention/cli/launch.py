@@ -11,12 +11,18 @@ machine without a GPU; `--verbose` leaves the variable as it is), and sends stde
 `/dev/null` while Keras and TensorFlow are imported (the lines written
 before TensorFlow's logging starts ignore that variable). Python errors
 still raise. Plain Python, no import of its own.
+
+A recipe's command line (`python -m examples.nmt`) asks for the same start
+by setting `QUIET_START_VARIABLE` to `1` before it imports this package
+(the variable is removed then, so child processes start as usual); there a
+`TF_CPP_MIN_LOG_LEVEL` of `0` or `1` set by the user shows the logs.
 """
 
 import os
 import sys
 
 SCRIPT = "keras-seq2seq-attention"
+QUIET_START_VARIABLE = "KERAS_ATTENTION_QUIET_START"
 
 
 def launched_as_cli() -> bool:
@@ -31,7 +37,11 @@ def launched_as_cli() -> bool:
 def quiet_start() -> None:
     """Imports Keras (and its backend) quietly when the process is the
     command line without `--verbose`; does nothing otherwise."""
-    if not launched_as_cli() or "--verbose" in sys.argv:
+    recipe = os.environ.pop(QUIET_START_VARIABLE, None) == "1"
+    if recipe:
+        if os.environ.get("TF_CPP_MIN_LOG_LEVEL") in ("0", "1"):
+            return
+    elif not launched_as_cli() or "--verbose" in sys.argv:
         return
     os.environ["TF_CPP_MIN_LOG_LEVEL"] = "3"
     saved = os.dup(2)

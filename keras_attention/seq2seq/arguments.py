@@ -2,9 +2,9 @@
 
 `check_arguments` is the one place where they are checked
 (`Seq2Seq.check_arguments` calls it with the constructor's signature,
-where the defaults are written). The choices are plain literals: the
-examples' command lines read them from this file's source before Keras is
-imported (`examples/common/config.py`).
+where the defaults are written). The choices are the constants below,
+read by the command lines (`keras_attention.cli.parser`,
+`keras_attention.training.settings`).
 """
 
 from typing import Any

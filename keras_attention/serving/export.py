@@ -31,7 +31,7 @@ import os
 
 import tensorflow as tf
 
-from keras_attention.seq2seq.run_dir import EXPORT
+from keras_attention.training.run_dir import EXPORT
 
 # The signatures of `export_saved_model`: name -> module function.
 SIGNATURES = {

@@ -12,6 +12,9 @@ MAX_OUTPUT_TOKENS = 64
 # so one request cannot allocate `batch * width * vocab` scores without
 # bound.
 MAX_BEAM_WIDTH = 16
+# The beam width of the web page, and of the recipes' `evaluate` and `demo`,
+# when none is asked for.
+DEFAULT_BEAM_WIDTH = 4
 # GNMT length penalty alpha of beam search (`score = log P / lp(|Y|)`).
 LENGTH_PENALTY = 0.6
 # Tokens a `complete` translation may have after its prefix, at least.

@@ -1,12 +1,15 @@
 """`Translator.export`: the string-to-string SavedModel of a translator.
 
 TensorFlow: `keras_attention.serving.TranslatorModule` over the
-model and the framed tokenizers. On the JAX and PyTorch backends the
-translator's config and weights go to a TensorFlow process, which exports
-it.
+model (or an ensemble of models with the same tokenizers) and the framed
+tokenizers. On the JAX and PyTorch backends the translator's config and
+weights go to a TensorFlow process, which exports it. `export_run` exports
+the translator of a run directory.
 """
 
 from typing import Any
+from typing import Optional
+from typing import Sequence
 
 import json
 import os
@@ -29,28 +32,75 @@ translator.export(sys.argv[3], **json.loads(sys.argv[4]))
 """
 
 
-def export(translator: Any, path: str, **options: Any) -> str:
+def _framing(translator: Any) -> tuple:
+    """What ensemble members must share: both tokenizers (vocabularies
+    included) and the framing."""
+    serialize = keras.saving.serialize_keras_object
+    return (
+        serialize(translator.source_tokenizer),
+        serialize(translator.target_tokenizer),
+        translator.max_tokens,
+        translator.source_end_token,
+    )
+
+
+def check_ensemble(translator: Any, ensemble: Sequence[Any]) -> None:
+    """Raises a `ValueError` naming the members of `ensemble` whose
+    tokenizers or framing differ from `translator`'s (their token ids would
+    not mean the same words)."""
+    first = _framing(translator)
+    different = [
+        i for i, member in enumerate(ensemble) if _framing(member) != first
+    ]
+    if different:
+        raise ValueError(
+            "An ensemble needs translators with the same vocabularies "
+            "(tokenizers) and `max_tokens` as the first. Received: ensemble "
+            f"members {different} (0-based) that differ"
+        )
+
+
+def export(
+    translator: Any, path: str, ensemble: Sequence[Any] = (), **options: Any
+) -> str:
     """Exports `translator` to the SavedModel directory `path`; returns
-    `path`. `options` go to `TranslatorModule`.
+    `path`. With `ensemble` (more translators with the same tokenizers),
+    the SavedModel decodes with all the models, averaging their
+    probabilities. `options` go to `TranslatorModule`
+    (`max_output_tokens`, when missing or `None`, is the translator's
+    `max_tokens`).
 
     Raises:
-        ValueError: for options that are not JSON values on a backend other
-            than TensorFlow (they cross to a TensorFlow process).
+        ValueError: for ensemble members whose tokenizers differ; for an
+            ensemble, or options that are not JSON values, on a backend
+            other than TensorFlow (the export crosses to a TensorFlow
+            process).
         RuntimeError: if that process fails (its error output included).
     """
+    ensemble = list(ensemble)
+    check_ensemble(translator, ensemble)
+    if options.get("max_output_tokens") is None:
+        options["max_output_tokens"] = translator.max_tokens
     if keras.config.backend() == "tensorflow":
         from keras_attention.serving import TranslatorModule
         from keras_attention.serving import export_saved_model
 
         source, target = translator.framed_tokenizers
+        members = [translator.seq2seq] + [m.seq2seq for m in ensemble]
         module = TranslatorModule(
-            translator.seq2seq,
+            members if ensemble else translator.seq2seq,
             source,
             target,
-            max_output_tokens=translator.max_tokens,
             **options,
         )
         return export_saved_model(module, path)
+    if ensemble:
+        raise ValueError(
+            f"An ensemble exports on the TensorFlow backend only; this is "
+            f"{keras.config.backend()}. Save the translators (`save`) and "
+            "export them in a process with KERAS_BACKEND=tensorflow. "
+            f"Received: {len(ensemble)} ensemble members"
+        )
     try:
         encoded = json.dumps(options)
     except TypeError as e:
@@ -81,3 +131,42 @@ def export(translator: Any, path: str, **options: Any) -> str:
             + done.stderr[-3000:]
         )
     return path
+
+
+def export_run(
+    run_dir: str,
+    path: Optional[str] = None,
+    ensemble: Sequence[str] = (),
+    **options: Any,
+) -> str:
+    """Exports the translator of a run directory (`Translator.from_run`)
+    to the SavedModel directory `path` (default: the run's `export/`);
+    returns `path`.
+
+    Args:
+        run_dir: The run directory.
+        path: The SavedModel directory. Defaults to `RUN/export`.
+        ensemble: More run directories with the same tokenizers, decoded
+            together with this one (their probabilities averaged).
+        **options: Options of `TranslatorModule` (`max_output_tokens`,
+            `coverage_penalty`, `convention`, `replace_unknown`, `xla`).
+
+    Raises:
+        ValueError: for a run that cannot be loaded, or ensemble runs whose
+            tokenizers differ (the run directories named).
+    """
+    from keras_attention.training import run_dir as run_dir_lib
+    from keras_attention.translator.translator import Translator
+
+    translator = Translator.from_run(run_dir)
+    members = [Translator.from_run(r) for r in ensemble]
+    first = _framing(translator)
+    different = [r for r, m in zip(ensemble, members) if _framing(m) != first]
+    if different:
+        raise ValueError(
+            "An ensemble needs runs with the same vocabularies (tokenizers) "
+            f"and `max_tokens` as the first run {run_dir!r}. Received runs "
+            f"that differ: {different}"
+        )
+    path = path or run_dir_lib.run_path(run_dir, run_dir_lib.EXPORT)
+    return export(translator, path, ensemble=members, **options)

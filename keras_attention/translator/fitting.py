@@ -1,7 +1,7 @@
 """`Translator`'s training: `fit` and `evaluate` on sentence pairs.
 
 A mixin of `Translator` (not a model of its own): the `tf.data` pipeline
-from strings (`keras_attention.seq2seq.dataset.make_dataset` over the
+from strings (`keras_attention.training.dataset.make_dataset` over the
 framed tokenizers; TensorFlow), the default compilation (the masked loss
 and accuracy) and the targets of the outputs that do not train.
 """
@@ -94,7 +94,7 @@ class TranslatorTraining(OutputTargets):
         "target_in"}, targets)`."""
         import tensorflow as tf
 
-        from keras_attention.seq2seq.dataset import make_dataset
+        from keras_attention.training.dataset import make_dataset
 
         if isinstance(x, tf.data.Dataset):
             if y is not None:

@@ -1,6 +1,6 @@
 """A `Translator` from a run directory, with nothing but the directory.
 
-A run directory (`keras_attention.seq2seq.run_dir`) holds `run.json`, whose
+A run directory (`keras_attention.training.run_dir`) holds `run.json`, whose
 `"model"` section has `Seq2Seq`'s arguments and whose `"tokenizers"`
 section (`tokenizers_section`) the two tokenizers with their
 vocabularies and framing, and the weights `model.weights.h5`. Runs written
@@ -16,7 +16,7 @@ import os
 
 import keras
 
-from keras_attention.seq2seq import run_dir as run_dir_lib
+from keras_attention.training import run_dir as run_dir_lib
 from keras_attention.seq2seq.seq2seq import Seq2Seq
 from keras_attention.tokenizers import WordPieceTokenizer
 

@@ -203,20 +203,28 @@ class Translator(TranslatorTraining, TranslatorDecoding, keras.Model):
 
     # ------------------------------------------------------------------
     # Training.
-    def export(self, path: str, format: str = "tf_saved_model", **options: Any) -> str:
+    def export(
+        self,
+        path: str,
+        format: str = "tf_saved_model",
+        ensemble: Sequence["Translator"] = (),
+        **options: Any,
+    ) -> str:
         """Writes the string-to-string SavedModel (signatures
         `serving_default`, `greedy`, `beam`, `nbest`, `sample`,
         `complete`) to `path` and returns `path`; plain TensorFlow serves
         it without this package (`import tensorflow_text` registers its
-        ops). `options` go to `TranslatorModule` (`xla`, `length_penalty`,
-        `replace_unknown`, ...).
+        ops). `ensemble`: more translators with the same tokenizers,
+        decoded together with this one (their probabilities averaged;
+        TensorFlow backend). `options` go to `TranslatorModule` (`xla`,
+        `length_penalty`, `replace_unknown`, `max_output_tokens`, ...).
 
         On the JAX and PyTorch backends the translator's config and its
         `Seq2Seq`'s weights go to a TensorFlow process, which exports it."""
         from keras_attention.translator import exporting
 
         check_choice("format", format, ("tf_saved_model",))
-        return exporting.export(self, path, **options)
+        return exporting.export(self, path, ensemble=ensemble, **options)
 
     def get_config(self) -> dict:
         serialize = keras.saving.serialize_keras_object

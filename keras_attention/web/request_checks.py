@@ -7,6 +7,7 @@ message that says what was expected and what was received.
 
 import json
 
+from keras_attention.serving.limits import DEFAULT_BEAM_WIDTH
 from keras_attention.serving.limits import MAX_BEAM_WIDTH
 
 # The largest request body, in bytes.
@@ -15,7 +16,6 @@ MAX_REQUEST_BYTES = 16 * 1024
 MAX_TEXT_CHARS = 500
 # The largest beam width and n-best size a request may ask for is the
 # SavedModel's (`keras_attention.serving.MAX_BEAM_WIDTH`, imported above).
-DEFAULT_BEAM_WIDTH = 4
 DEFAULT_N_BEST = 3
 # The deepest nesting of `[` and `{` a body may hold (a request is one
 # object of scalars: depth 1), checked before `json.loads`, whose recursion

@@ -48,7 +48,7 @@ from keras_attention.web.page import render_page
 from keras_attention.web.pool import QUEUE_SIZE
 from keras_attention.web.pool import WORKERS
 from keras_attention.web.pool import PooledHTTPServer
-from keras_attention.web.request_checks import DEFAULT_BEAM_WIDTH
+from keras_attention.serving.limits import DEFAULT_BEAM_WIDTH
 from keras_attention.web.request_checks import DEFAULT_N_BEST
 from keras_attention.web.request_checks import MAX_BEAM_WIDTH
 from keras_attention.web.request_checks import MAX_REQUEST_BYTES

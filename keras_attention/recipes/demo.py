@@ -1,4 +1,4 @@
-"""The last two steps of both examples' demos.
+"""The last two steps of a recipe's demo.
 
 Each demo trains, exports and decodes a few inputs of its own, then
 `show_attention` prints the attention of the first ones as text grids and
@@ -7,16 +7,28 @@ the run's test split greedily and with beam search and writes the metrics
 with the demo's total time to `RUN/metrics.json`.
 """
 
+from typing import Any
+from typing import Callable
+from typing import Dict
+from typing import Optional
+from typing import Sequence
+from typing import Tuple
+
 import json
 import os
 import time
 
-from examples.common.decoding_cli import save_heatmaps
-from examples.common.decoding_cli import text_grid
-from keras_attention.seq2seq import run_dir as run_lib
+from keras_attention.recipes.decoding import save_heatmaps
+from keras_attention.recipes.decoding import text_grid
+from keras_attention.training import run_dir as run_lib
 
 
-def show_attention(out, shown, axes, log=print):
+def show_attention(
+    out: str,
+    shown: Sequence[Tuple[str, Dict[str, Any]]],
+    axes: str,
+    log: Callable[[str], Any] = print,
+) -> None:
     """Step 4: the grid of each `(input, result)` of `shown` and their
     heatmaps in `out/attention.png`; `axes` says what the rows and columns
     are."""
@@ -28,14 +40,21 @@ def show_attention(out, shown, axes, log=print):
     log(f"\n   heatmaps -> {png}")
 
 
-def evaluate_and_save(out, saved_model, evaluation, beam_width, start,
-                      what, log=print):
+def evaluate_and_save(
+    out: str,
+    saved_model: Optional[str],
+    evaluation: Any,
+    beam_width: int,
+    start: float,
+    what: str,
+    log: Callable[[str], Any] = print,
+) -> Dict[str, Any]:
     """Step 5: the metrics of the run `out` on its test split (with the
     SavedModel `saved_model`), printed and written to `out/metrics.json`
     with the seconds since `start`; returns them (per-input results left
     out).
 
-    `evaluation` is the example's evaluate module (`evaluate_run`,
+    `evaluation` is the recipe's evaluate module (`evaluate_run`,
     `format_metrics`, `strip_results`); `what` names the test inputs.
     """
     log(f"\n== 5. evaluate on the held-out test {what}")

@@ -16,7 +16,6 @@ from typing import Union
 
 import contextlib
 import importlib.util
-import json
 import os
 import time
 import warnings
@@ -24,7 +23,7 @@ import warnings
 import keras
 
 from keras_attention.alignment import GuidedAlignmentLoss
-from keras_attention.seq2seq import run_dir as run_lib
+from keras_attention.training import run_dir as run_lib
 from keras_attention.seq2seq.fused_adam import FusedAdam
 from keras_attention.seq2seq.losses import MaskedAccuracy
 from keras_attention.seq2seq.losses import MaskedLoss
@@ -99,6 +98,25 @@ class EpochTimer(keras.callbacks.Callback):
             logs["epoch_seconds"] = time.time() - self._start
 
 
+class RunBackup(keras.callbacks.BackupAndRestore):
+    """`BackupAndRestore` whose restore failure is one `ValueError` that
+    names the backup and what to do: both backup files damaged (a kill
+    while they were written, a full disk), or a backup of other settings
+    (weights of other sizes)."""
+
+    def on_train_begin(self, logs: Any = None) -> None:
+        try:
+            super().on_train_begin(logs)
+        except (OSError, ValueError, KeyError) as e:
+            first = " ".join(str(e).split())[:300]
+            raise ValueError(
+                f"The backup in {self.backup_dir} does not load ({first}): "
+                "it is damaged, or belongs to other settings. Remove that "
+                "folder to train from the first epoch (the checkpoints of "
+                "the finished epochs stay), or overwrite the run."
+            ) from None
+
+
 def build_optimizer(model: Any) -> None:
     """Creates the optimizer's variables of a compiled, built `model` now.
 
@@ -151,7 +169,7 @@ def fit(
         EpochTimer(),
         # Two backups: a run killed while writing the latest one resumes
         # from the one before (the file would be truncated otherwise).
-        keras.callbacks.BackupAndRestore(
+        RunBackup(
             run_lib.run_path(run_dir, run_lib.BACKUP), double_checkpoint=True
         ),
         keras.callbacks.ModelCheckpoint(
@@ -186,7 +204,8 @@ def fit(
     )
     record = {k: [float(x) for x in v] for k, v in history.history.items()}
     record["train_seconds"] = time.time() - start
-    seq2seq.save_weights(run_lib.run_path(run_dir, run_lib.WEIGHTS))
-    with open(run_lib.run_path(run_dir, run_lib.HISTORY), "w") as f:
-        json.dump(record, f, indent=2)
+    run_lib.write_atomically(
+        run_lib.run_path(run_dir, run_lib.WEIGHTS), seq2seq.save_weights
+    )
+    run_lib.save_history(run_dir, record)
     return record

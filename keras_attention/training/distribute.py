@@ -1,4 +1,4 @@
-"""Distributed training of the NMT example with `tf.distribute`.
+"""Distributed training of a run with `tf.distribute`.
 
 Three strategies, chosen with `--strategy`:
 
@@ -23,6 +23,14 @@ Keras 3's `model.fit` does not work under `MultiWorkerMirroredStrategy`
 when the strategy really spans several workers.
 """
 
+from typing import Any
+from typing import Callable
+from typing import Dict
+from typing import Iterable
+from typing import List
+from typing import Optional
+from typing import Tuple
+
 import json
 import os
 import socket
@@ -30,7 +38,7 @@ import types
 
 import tensorflow as tf
 
-from examples.common.config import STRATEGIES
+from keras_attention.training.settings import STRATEGIES
 from keras_attention.checks import check_positive_int
 
 
@@ -41,7 +49,7 @@ _multi_worker_strategy = None
 # Strategies.
 
 
-def configure_logical_cpus(count):
+def configure_logical_cpus(count: int) -> None:
     """Splits the CPU into `count` logical devices (for `"mirrored"` on CPU).
 
     Must run before TensorFlow initialises its devices, i.e. before the
@@ -58,7 +66,7 @@ def configure_logical_cpus(count):
     )
 
 
-def _mirrored_devices():
+def _mirrored_devices() -> List[str]:
     """All local GPUs, else all logical CPU devices."""
     gpus = tf.config.list_logical_devices("GPU")
     if gpus:
@@ -66,7 +74,7 @@ def _mirrored_devices():
     return [d.name for d in tf.config.list_logical_devices("CPU")]
 
 
-def get_strategy(name):
+def get_strategy(name: str) -> tf.distribute.Strategy:
     """The `tf.distribute` strategy called `name` (one of `STRATEGIES`).
 
     `"multi-worker"` reads the cluster from `TF_CONFIG` and must be created
@@ -92,14 +100,17 @@ def get_strategy(name):
     )
 
 
-def is_multi_worker(strategy):
+def is_multi_worker(strategy: tf.distribute.Strategy) -> bool:
     """Whether `strategy` is a `MultiWorkerMirroredStrategy` over 2+ workers."""
     return isinstance(
         strategy, tf.distribute.MultiWorkerMirroredStrategy
     ) and strategy.extended._in_multi_worker_mode()
 
 
-def task(strategy=None, tf_config=None):
+def task(
+    strategy: Optional[tf.distribute.Strategy] = None,
+    tf_config: Optional[Dict[str, Any]] = None,
+) -> Tuple[Optional[str], Optional[int]]:
     """`(task_type, task_id)` of this process.
 
     From the strategy's cluster resolver when it has one, else from
@@ -117,7 +128,10 @@ def task(strategy=None, tf_config=None):
     return info["type"], int(info.get("index", 0))
 
 
-def is_chief(strategy=None, tf_config=None):
+def is_chief(
+    strategy: Optional[tf.distribute.Strategy] = None,
+    tf_config: Optional[Dict[str, Any]] = None,
+) -> bool:
     """Whether this process writes the run's files.
 
     True outside a cluster, for the `"chief"` task, and for worker 0 of a
@@ -132,7 +146,11 @@ def is_chief(strategy=None, tf_config=None):
     return task_type == "worker" and task_id == 0 and not has_chief
 
 
-def worker_dir(path, strategy=None, tf_config=None):
+def worker_dir(
+    path: str,
+    strategy: Optional[tf.distribute.Strategy] = None,
+    tf_config: Optional[Dict[str, Any]] = None,
+) -> str:
     """Where this process writes the files of `path`.
 
     The chief writes to `path`; every other worker writes to its own
@@ -150,7 +168,7 @@ def worker_dir(path, strategy=None, tf_config=None):
 # Cluster configuration.
 
 
-def free_loopback_ports(count):
+def free_loopback_ports(count: int) -> List[int]:
     """`count` distinct TCP ports free on 127.0.0.1 (bound to port 0, then
     closed)."""
     sockets = []
@@ -165,7 +183,9 @@ def free_loopback_ports(count):
             s.close()
 
 
-def make_tf_config(addresses, index, task_type="worker"):
+def make_tf_config(
+    addresses: Iterable[str], index: int, task_type: str = "worker"
+) -> Dict[str, Any]:
     """The `TF_CONFIG` dict of task `index` in a cluster of workers.
 
     Args:
@@ -191,13 +211,17 @@ def make_tf_config(addresses, index, task_type="worker"):
 # keras-team/keras#20585.
 
 
-def _first_local_value(strategy, value):
+def _first_local_value(
+    strategy: tf.distribute.Strategy, value: Any
+) -> Any:
     if isinstance(value, tf.distribute.DistributedValues):
         return strategy.experimental_local_results(value)[0]
     return value
 
 
-def symbolic_build_on_local_batch(self, iterator=None, data_batch=None):
+def symbolic_build_on_local_batch(
+    self: Any, iterator: Any = None, data_batch: Any = None
+) -> None:
     """`TensorFlowTrainer._maybe_symbolic_build` on one local batch.
 
     Upstream reduces the first distributed batch with
@@ -219,7 +243,9 @@ def symbolic_build_on_local_batch(self, iterator=None, data_batch=None):
         self._symbolic_build(data_batch=data_batch)
 
 
-def _with_vector_scalars(step):
+def _with_vector_scalars(
+    step: Callable[[Any], Any]
+) -> Callable[[Any], Any]:
     """Wraps a train/test step so that its scalar outputs have shape `(1,)`.
 
     Under `MultiWorkerMirroredStrategy`, Keras reduces each per-replica
@@ -228,7 +254,7 @@ def _with_vector_scalars(step):
     scalar again, as Keras intends.
     """
 
-    def wrapped(data):
+    def wrapped(data: Any) -> Any:
         return tf.nest.map_structure(
             lambda v: tf.reshape(v, [1]) if v.shape.rank == 0 else v,
             step(data),
@@ -237,7 +263,9 @@ def _with_vector_scalars(step):
     return wrapped
 
 
-def apply_multi_worker_fit_workaround(model, strategy=None):
+def apply_multi_worker_fit_workaround(
+    model: Any, strategy: Optional[tf.distribute.Strategy] = None
+) -> bool:
     """Makes `model.fit`/`evaluate` work under `MultiWorkerMirroredStrategy`.
 
     Keras 3 (3.15 included, keras-team/keras#20585) fails there twice:

@@ -1,4 +1,4 @@
-"""The deterministic train/validation/test split of both examples.
+"""The deterministic train/validation/test split of a recipe's data.
 
 A sentence (or word) falls in a split by a CRC32 hash of its text, so the
 split does not depend on the order of the file, on the sample limit or on
@@ -9,12 +9,19 @@ Training stores the held-out splits it made in the run directory
 the run's data again only where the run has no file for it.
 """
 
+from typing import Any
+from typing import Callable
+from typing import Dict
+from typing import Iterable
+
 import zlib
 
 SPLIT_NAMES = ("train", "validation", "test")
 
 
-def split_of(source, validation_fraction, test_fraction):
+def split_of(
+    source: str, validation_fraction: float, test_fraction: float
+) -> str:
     """The split (`"train"`, `"validation"`, `"test"`) of a source sentence.
 
     Decided by a CRC32 hash of the source, so it does not depend on the
@@ -29,7 +36,9 @@ def split_of(source, validation_fraction, test_fraction):
     return "train"
 
 
-def check_split_fractions(validation_fraction, test_fraction):
+def check_split_fractions(
+    validation_fraction: float, test_fraction: float
+) -> None:
     """Raises `ValueError` unless both shares are in [0, 1) with a sum
     below 1."""
     for name, value in (
@@ -48,22 +57,29 @@ def check_split_fractions(validation_fraction, test_fraction):
         )
 
 
-def save_held_out(run_dir, splits, rows):
+def save_held_out(
+    run_dir: str, splits: Dict[str, Any], rows: Callable[[Any], Iterable]
+) -> None:
     """Writes the held-out splits of `splits` (a dict from split name) into
-    the run directory (`keras_attention.seq2seq.run_dir.save_split`), each
+    the run directory (`keras_attention.training.run_dir.save_split`), each
     as the rows that `rows(split)` gives, for `load_split`."""
-    from keras_attention.seq2seq import run_dir as run_lib
+    from keras_attention.training import run_dir as run_lib
 
     for name in run_lib.SPLIT_FILES:
         run_lib.save_split(run_dir, name, rows(splits[name]))
 
 
-def load_split(run_dir, split, from_rows, regenerate):
+def load_split(
+    run_dir: str,
+    split: str,
+    from_rows: Callable[[list], Any],
+    regenerate: Callable[[], Dict[str, Any]],
+) -> Any:
     """A split of a run: `from_rows` of the rows training stored
     (`save_held_out`), else (the training split, a run written before the
     split files) `regenerate()[split]`, the split made again from the
     run's data."""
-    from keras_attention.seq2seq import run_dir as run_lib
+    from keras_attention.training import run_dir as run_lib
 
     rows = run_lib.load_split(run_dir, split)
     if rows is None:

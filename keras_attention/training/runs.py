@@ -1,45 +1,60 @@
-"""Training of both examples: a `Seq2Seq` fitted into a run directory.
+"""A `Seq2Seq` trained into a run directory, as a recipe's `train` does.
 
 `start` comes before any TensorFlow op (the `tf.distribute` strategy, the
 worker's run directory, the seeds); `fit` builds the model of a
 `ModelConfig` under the strategy and the dtype policy of the
-`TrainConfig`, compiles it (`keras_attention.seq2seq.training`), feeds it
-the `tf.data` batches of `keras_attention.seq2seq.dataset` and writes the
-run directory (`keras_attention.seq2seq.run_dir`): a killed run started
+`TrainConfig`, compiles it (`keras_attention.training.loop`), feeds it
+the `tf.data` batches of `keras_attention.training.dataset` and writes the
+run directory (`keras_attention.training.run_dir`): a killed run started
 again with the same command resumes from its last finished epoch.
 """
 
+from typing import Any
+from typing import Callable
+from typing import Dict
+from typing import Optional
+from typing import Sequence
+from typing import Tuple
+
 import dataclasses
-import json
 import math
-import os
 
 import keras
 
-from examples.common import acceleration
-from examples.common import distribute
+from keras_attention.training import acceleration
+from keras_attention.training import distribute
 from keras_attention.seq2seq import Seq2Seq
-from keras_attention.seq2seq import dataset as dataset_lib
-from keras_attention.seq2seq import run_dir as run_lib
-from keras_attention.seq2seq import training
+from keras_attention.training import dataset as dataset_lib
+from keras_attention.training import run_dir as run_lib
+from keras_attention.training import loop
+from keras_attention.training.settings import ModelConfig
+from keras_attention.training.settings import TrainConfig
 from keras_attention.seq2seq.tokens import punctuation_ids
 
 
-def start(run_dir, train_config):
+def start(
+    run_dir: str, train_config: TrainConfig, overwrite: bool = False
+) -> Tuple[Any, str]:
     """What comes before any TensorFlow op of a run: `(strategy, run_dir)`.
 
     Creates the `tf.distribute` strategy (MultiWorkerMirroredStrategy must
     exist before any TF op runs), the worker's run directory (workers other
-    than the chief write to their own sub-directory) and seeds.
+    than the chief write to their own sub-directory; `run_dir.claim`: a
+    finished run is refused unless `overwrite`) and seeds.
     """
     strategy = distribute.get_strategy(train_config.strategy)
     run_dir = distribute.worker_dir(run_dir, strategy)
-    os.makedirs(run_dir, exist_ok=True)
+    run_lib.claim(run_dir, overwrite)
     keras.utils.set_random_seed(train_config.seed)
     return strategy, run_dir
 
 
-def with_vocabularies(model_config, source, target, source_vocab):
+def with_vocabularies(
+    model_config: ModelConfig,
+    source: Any,
+    target: Any,
+    source_vocab: Sequence[str],
+) -> ModelConfig:
     """`model_config` with the vocabulary sizes of the `source` and
     `target` tokenizers and, when `attend_source_punctuation` is off, the
     punctuation ids of `source_vocab` (the source tokens) as
@@ -55,7 +70,9 @@ def with_vocabularies(model_config, source, target, source_vocab):
     )
 
 
-def check_alignment_head(model_config, train_config):
+def check_alignment_head(
+    model_config: ModelConfig, train_config: TrainConfig
+) -> None:
     """A `ValueError` for a guided alignment head without reference links,
     or the unsupervised lexical head with them."""
     head = model_config.alignment_head
@@ -74,11 +91,13 @@ def check_alignment_head(model_config, train_config):
         )
 
 
-def compile_model(seq2seq, train_config, total_steps):
+def compile_model(
+    seq2seq: Seq2Seq, train_config: TrainConfig, total_steps: int
+) -> None:
     """Compiles `seq2seq` as a `TrainConfig` says, over `total_steps`
-    steps (`keras_attention.seq2seq.training.compile_seq2seq`)."""
+    steps (`keras_attention.training.loop.compile_seq2seq`)."""
     guided = train_config.guided_alignment
-    training.compile_seq2seq(
+    loop.compile_seq2seq(
         seq2seq, train_config.learning_rate, train_config.warmup_steps,
         total_steps,
         label_smoothing=train_config.label_smoothing,
@@ -91,16 +110,16 @@ def compile_model(seq2seq, train_config, total_steps):
 
 
 def fit(
-    strategy,
-    run_dir,
-    splits,
-    source,
-    target,
-    model_config,
-    train_config,
-    log=print,
-    links=None,
-):
+    strategy: Any,
+    run_dir: str,
+    splits: Dict[str, Any],
+    source: Any,
+    target: Any,
+    model_config: ModelConfig,
+    train_config: TrainConfig,
+    log: Callable[[str], Any] = print,
+    links: Optional[Dict[str, Any]] = None,
+) -> Tuple[Seq2Seq, dict]:
     """`Seq2Seq.fit` on prepared splits, into `run_dir`.
 
     Args:
@@ -167,15 +186,14 @@ def fit(
         )
     # keras-team/keras#20585 (no-op unless the strategy spans 2+ workers).
     distribute.apply_multi_worker_fit_workaround(seq2seq, strategy)
-    record = training.fit(
+    record = loop.fit(
         seq2seq, run_dir, train_ds, val_ds, train_config.epochs,
         steps_per_epoch, patience=train_config.patience,
         verbose=train_config.verbose, log=log,
     )
     record["dtype_policy"] = policy or "float32"
     record["jit_compile"] = fixed_shapes
-    with open(run_lib.run_path(run_dir, run_lib.HISTORY), "w") as f:
-        json.dump(record, f, indent=2)
+    run_lib.save_history(run_dir, record)
     log(
         f"trained {len(record['loss'])} epochs in "
         f"{record['train_seconds']:.0f} s ({record['dtype_policy']}, XLA "
@@ -184,6 +202,6 @@ def fit(
     return seq2seq, record
 
 
-def build_model(model_config):
+def build_model(model_config: ModelConfig) -> Seq2Seq:
     """The `Seq2Seq` of a `ModelConfig` (vocabulary sizes set)."""
     return Seq2Seq(**model_config.model_arguments())

@@ -1,21 +1,29 @@
-"""What the command lines of both examples share.
+"""The parser of a recipe's command line and the flags its commands share.
 
-- `quiet_tensorflow`: TensorFlow's C++ start-up logs off for the command
-  line (`TF_CPP_MIN_LOG_LEVEL=2` unless the user set it);
 - `add_config_arguments`/`configs_from_args`: argparse groups generated
   from the config dataclasses (`config.option` fields), and back;
-- `new_parser` and the sub-commands both examples have, with the flags
+- `new_parser` and the sub-commands of a recipe, with the flags
   they share: `add_train_command`, `add_export_command`,
   `add_translate_command`, `add_evaluate_command`, `add_demo_command`,
-  `add_serve_command` (each example adds its own flags to what they
+  `add_serve_command` (each recipe adds its own flags to what they
   return);
 - `beam_width_argument`, `read_texts`, `report_metrics`;
-- `run_main`: parse, import TensorFlow quietly, run the command, turn a
-  `ValueError` (bad input) into a message and exit status 2.
+- `run_main`: parse, run the command, turn a `ValueError` (bad input)
+  into a message and exit status 2.
 
-Plain Python: the parsers are built and `--help` answers before
-TensorFlow is imported (each command imports what it needs).
+A recipe's `__main__` sets `keras_attention.cli.launch`'s
+`QUIET_START_VARIABLE` before it imports anything: Keras then starts
+without TensorFlow's C++ start-up lines, as the library's command line.
 """
+
+from typing import Any
+from typing import Callable
+from typing import Collection
+from typing import Dict
+from typing import List
+from typing import Optional
+from typing import Sequence
+from typing import Tuple
 
 import argparse
 import dataclasses
@@ -23,51 +31,31 @@ import json
 import os
 import sys
 
-from examples.common import decoding_cli
-from examples.common.splits import SPLIT_NAMES
-
-# Beam width the `evaluate` and `demo` commands also decode with.
-DEFAULT_BEAM_WIDTH = 4
-
-
-def quiet_tensorflow():
-    """Silences TensorFlow's C++ start-up logs (oneDNN, CUDA, CPU
-    features) unless `TF_CPP_MIN_LOG_LEVEL` is already set: set it (to
-    `0`, say) to see them. Call before TensorFlow is imported."""
-    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+from keras_attention.cli.errors import EXIT_INTERRUPTED
+from keras_attention.cli.errors import EXIT_USAGE
+from keras_attention.cli.errors import CliError
+from keras_attention.cli.errors import one_line
+from keras_attention.recipes import decoding as decoding_cli
+from keras_attention.serving.limits import DEFAULT_BEAM_WIDTH
+from keras_attention.training.splits import SPLIT_NAMES
 
 
-def import_tensorflow_quietly():
-    """Imports TensorFlow and Keras with the process's stderr sent to
-    `/dev/null` meanwhile: the lines TensorFlow's C++ code writes before its
-    logging starts (`absl::InitializeLog`) ignore `TF_CPP_MIN_LOG_LEVEL`.
-    Python errors still raise. Left as it is where the user set
-    `TF_CPP_MIN_LOG_LEVEL` to `0` or `1`."""
-    if os.environ.get("TF_CPP_MIN_LOG_LEVEL", "2") in ("0", "1"):
-        return
-    saved = os.dup(2)
-    devnull = os.open(os.devnull, os.O_WRONLY)
-    try:
-        sys.stderr.flush()
-        os.dup2(devnull, 2)
-        import keras  # noqa: F401
-        import tensorflow  # noqa: F401
-    finally:
-        os.dup2(saved, 2)
-        os.close(saved)
-        os.close(devnull)
 
-
-def _dest(section, name):
+def _dest(section: str, name: str) -> str:
     return f"{section}.{name}"
 
 
-def add_config_arguments(parser, sections, settings=None, exclude=()):
+def add_config_arguments(
+    parser: argparse.ArgumentParser,
+    sections: Sequence[Tuple[str, type]],
+    settings: Optional[Dict[str, Dict[str, Any]]] = None,
+    exclude: Collection[str] = (),
+) -> None:
     """Adds one argument group per config section, from the fields.
 
     Every field declared with `config.option` becomes a flag, except the
     `"section.field"` names of `exclude` (settings that do not apply to an
-    example); booleans get `--flag/--no-flag`. `settings` (a dict of
+    recipe); booleans get `--flag/--no-flag`. `settings` (a dict of
     sections, like `DEMO_SETTINGS`) replaces defaults. The values land in
     `args` under `"section.field"`: read them back with
     `configs_from_args`.
@@ -97,7 +85,11 @@ def add_config_arguments(parser, sections, settings=None, exclude=()):
             group.add_argument(flag, **kwargs)
 
 
-def configs_from_args(args, sections, settings=None):
+def configs_from_args(
+    args: argparse.Namespace,
+    sections: Sequence[Tuple[str, type]],
+    settings: Optional[Dict[str, Dict[str, Any]]] = None,
+) -> Tuple[Any, ...]:
     """The configs (one per section) of parsed arguments; a field without
     a flag takes its value from `settings`, else its default."""
     settings = settings or {}
@@ -115,7 +107,9 @@ def configs_from_args(args, sections, settings=None):
     return tuple(configs)
 
 
-def beam_width_argument(parser, default, what):
+def beam_width_argument(
+    parser: argparse.ArgumentParser, default: int, what: str
+) -> None:
     parser.add_argument(
         "--beam-width", type=int, default=default,
         help=f"{what} beam search of this width "
@@ -123,7 +117,7 @@ def beam_width_argument(parser, default, what):
     )
 
 
-def read_texts(args):
+def read_texts(args: argparse.Namespace) -> List[str]:
     """The inputs of a `translate` command: `args.text`, then the lines of
     `args.file`, else the lines of stdin."""
     # Undecodable bytes (arguments, a file or stdin in another encoding)
@@ -142,7 +136,12 @@ def read_texts(args):
     return texts
 
 
-def report_metrics(args, metrics, format_metrics, strip_results):
+def report_metrics(
+    args: argparse.Namespace,
+    metrics: Dict[str, Any],
+    format_metrics: Callable[[Dict[str, Any]], str],
+    strip_results: Callable[[Dict[str, Any]], Dict[str, Any]],
+) -> int:
     """Prints the metrics of `evaluate` (and writes `--json`); status 0.
 
     `args.label`, when set, names what was scored instead of the split."""
@@ -155,25 +154,44 @@ def report_metrics(args, metrics, format_metrics, strip_results):
     return 0
 
 
-def run_main(parser, argv=None, debug_variable="NMT_DEBUG"):
+def run_main(
+    parser: argparse.ArgumentParser,
+    argv: Optional[Sequence[str]] = None,
+    debug_variable: str = "NMT_DEBUG",
+) -> int:
     """Parses `argv`, runs `args.func(args)`; returns the exit status.
 
-    A `ValueError` (bad data files, run directories, settings) gets a
-    message and status 2, not a traceback; with the environment variable
-    `debug_variable` set, the traceback.
+    A user's error (`ValueError`, `CliError`, `OSError`: bad data files,
+    run directories, settings) is one line `PROG COMMAND: error: ...` and
+    status 2, not a traceback (with the environment variable
+    `debug_variable` set, the traceback). Ctrl-C is one line and status
+    130; `train` says that the run resumes from its last finished epoch
+    (`keras.callbacks.BackupAndRestore` wrote it at the epoch's end).
     """
     args = parser.parse_args(argv)
-    import_tensorflow_quietly()
     try:
         return args.func(args)
-    except ValueError as e:
+    except KeyboardInterrupt:
+        note = ""
+        if args.command == "train":
+            note = (
+                f": the backup of the last finished epoch is in {args.out}; "
+                "the same command resumes from it"
+            )
+        print(f"{parser.prog} {args.command}: interrupted{note}",
+              file=sys.stderr, flush=True)
+        return EXIT_INTERRUPTED
+    except (ValueError, CliError, OSError) as e:
         if os.environ.get(debug_variable):
             raise
-        print(f"{parser.prog} {args.command}: error: {e}", file=sys.stderr)
-        return 2
+        print(f"{parser.prog} {args.command}: error: {one_line(e)}",
+              file=sys.stderr, flush=True)
+        return EXIT_USAGE
 
 
-def add_serve_command(sub, func, shows):
+def add_serve_command(
+    sub: Any, func: Callable[[argparse.Namespace], Any], shows: str
+) -> argparse.ArgumentParser:
     """`serve --model RUN_OR_SAVED_MODEL [--port N]`: the local web page of
     a run or a SavedModel (`keras_attention.web`); `shows` ends the
     help line (what the page shows), `func` runs the command."""
@@ -189,8 +207,10 @@ def add_serve_command(sub, func, shows):
     return p
 
 
-def new_parser(prog, description):
-    """An example's argument parser and its group of sub-commands:
+def new_parser(
+    prog: str, description: str
+) -> Tuple[argparse.ArgumentParser, Any]:
+    """A recipe's argument parser and its group of sub-commands:
     `(parser, sub)`."""
     parser = argparse.ArgumentParser(
         prog=prog, description=description,
@@ -199,17 +219,30 @@ def new_parser(prog, description):
     return parser, parser.add_subparsers(dest="command", required=True)
 
 
-def add_train_command(sub, func, default_out, add_configs):
-    """`train --out RUN` and the config flags that `add_configs(parser)`
-    adds."""
+def add_train_command(
+    sub: Any,
+    func: Callable[[argparse.Namespace], Any],
+    default_out: str,
+    add_configs: Callable[[argparse.ArgumentParser], Any],
+) -> argparse.ArgumentParser:
+    """`train --out RUN [--overwrite]` and the config flags that
+    `add_configs(parser)` adds."""
     p = sub.add_parser("train", help="train a model into a run directory")
     p.add_argument("--out", default=default_out, help="run directory")
+    p.add_argument(
+        "--overwrite", action="store_true",
+        help="train again into a finished run directory (its weights, "
+        "checkpoints and export are removed); an interrupted run resumes "
+        "without it",
+    )
     add_configs(p)
     p.set_defaults(func=func)
     return p
 
 
-def add_export_command(sub, func):
+def add_export_command(
+    sub: Any, func: Callable[[argparse.Namespace], Any]
+) -> argparse.ArgumentParser:
     """`export --run RUN [--out DIR]` and the decoding options stored in
     the SavedModel (`decoding_cli.export_option_arguments`)."""
     p = sub.add_parser("export", help="export a trained run as a SavedModel")
@@ -223,9 +256,13 @@ def add_export_command(sub, func):
 
 
 def add_translate_command(
-    sub, func, help, inputs, verb,
-    model_help="SavedModel directory or run directory",
-):
+    sub: Any,
+    func: Callable[[argparse.Namespace], Any],
+    help: str,
+    inputs: str,
+    verb: str,
+    model_help: str = "SavedModel directory or run directory",
+) -> argparse.ArgumentParser:
     """`translate --model M [TEXT ...] [--file F] [--attention]`, the beam
     width and the decoding flags (`decoding_cli.decoding_arguments`);
     `inputs` names one input (`"sentence"`), `verb` what is done to it
@@ -247,8 +284,12 @@ def add_translate_command(
 
 
 def add_evaluate_command(
-    sub, func, help, max_flag, run_help="run directory of `train`",
-):
+    sub: Any,
+    func: Callable[[argparse.Namespace], Any],
+    help: str,
+    max_flag: str,
+    run_help: str = "run directory of `train`",
+) -> argparse.ArgumentParser:
     """`evaluate --run RUN [--split S] [--saved-model DIR] [MAX_FLAG N]
     [--json F] [--beam-width W]`; `max_flag` (`"--max-examples"`) scores
     the first N inputs only, `run_help` says what `--run` takes."""
@@ -270,7 +311,13 @@ def add_evaluate_command(
     return p
 
 
-def add_demo_command(sub, func, help, default_out, add_configs):
+def add_demo_command(
+    sub: Any,
+    func: Callable[[argparse.Namespace], Any],
+    help: str,
+    default_out: str,
+    add_configs: Callable[[argparse.ArgumentParser], Any],
+) -> argparse.ArgumentParser:
     """`demo --out RUN [--quick] [--beam-width W]` and the config flags
     that `add_configs(parser)` adds."""
     p = sub.add_parser("demo", help=help)

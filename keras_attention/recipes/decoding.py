@@ -1,24 +1,31 @@
-"""The decoding flags of the examples' `export` and `translate` commands.
+"""The decoding flags of a recipe's `export` and `translate` commands.
 
-Shared by `python -m examples.nmt` and `python -m examples.g2p` (both
-export `keras_attention.serving.TranslatorModule`):
+Both export `keras_attention.serving.TranslatorModule`:
 
 - `export_option_arguments`: `--ensemble`, `--coverage-penalty`,
   `--replace-unknown`, `--tfa-convention`, `--xla`, stored in the
   SavedModel;
-  `export_options`: their values as the arguments of both examples'
+  `export_options`: their values as the arguments of a recipe's
   `export_run`;
 - `decoding_arguments`: `--n-best K`, `--sample` (`--temperature`,
   `--top-k`, `--top-p`, `--seed`) and `--prefix TEXT`, which choose the
   signature `translate_texts` calls (`nbest`, `sample`, `complete`; else
   `serving_default` or `beam`);
 - `text_grid` and `save_heatmaps`: the attention of translated inputs.
-
-Building the parsers imports no TensorFlow.
 """
 
+from typing import Any
+from typing import Callable
+from typing import Dict
+from typing import Iterable
+from typing import List
+from typing import Sequence
+from typing import Tuple
 
-def export_option_arguments(parser):
+import argparse
+
+
+def export_option_arguments(parser: argparse.ArgumentParser) -> None:
     """The decoding options stored in an exported SavedModel, and
     `--ensemble` (more runs decoded together)."""
     parser.add_argument(
@@ -48,7 +55,7 @@ def export_option_arguments(parser):
     )
 
 
-def export_options(args):
+def export_options(args: argparse.Namespace) -> Dict[str, Any]:
     """The `export_run` keyword arguments of `export_option_arguments`'
     flags: `ensemble`, `coverage_penalty`, `replace_unknown`,
     `convention`, `xla`."""
@@ -61,9 +68,9 @@ def export_options(args):
     }
 
 
-def decoding_arguments(parser):
+def decoding_arguments(parser: argparse.ArgumentParser) -> None:
     """`--n-best`, `--sample` (and its settings) and `--prefix`, for the
-    `translate` commands of both examples (`translate_texts`)."""
+    `translate` commands (`translate_texts`)."""
     group = parser.add_argument_group("decoding")
     modes = group.add_mutually_exclusive_group()
     modes.add_argument(
@@ -103,7 +110,9 @@ def decoding_arguments(parser):
     )
 
 
-def _decoder(args, path):
+def _decoder(
+    args: argparse.Namespace, path: str
+) -> Tuple[Callable[[Any], Any], int]:
     """`(translate_fn, hypotheses per input)` of the parsed flags."""
     import tensorflow as tf
 
@@ -124,7 +133,7 @@ def _decoder(args, path):
         nbest = export_lib.load_signature(path, "nbest")
         k = tf.constant(args.n_best, tf.int32)
 
-        def translate_fn(text):
+        def translate_fn(text: Any) -> Any:
             out = nbest(text=text, k=k)
             flat = {
                 key: tf.reshape(v, tf.concat([[-1], tf.shape(v)[2:]], 0))
@@ -161,7 +170,7 @@ def _decoder(args, path):
         complete = export_lib.load_signature(path, "complete")
         width = tf.constant(max(args.beam_width, 1), tf.int32)
 
-        def translate_fn(text):
+        def translate_fn(text: Any) -> Any:
             prefix = tf.fill(tf.shape(text), args.prefix)
             return complete(text=text, prefix=prefix, beam_width=width)
 
@@ -169,7 +178,9 @@ def _decoder(args, path):
     return export_lib.load_saved_model(path, beam_width=args.beam_width), 1
 
 
-def translate_texts(args, texts):
+def translate_texts(
+    args: argparse.Namespace, texts: Sequence[str]
+) -> List[Tuple[str, List[Dict[str, Any]]]]:
     """Translates `texts` as the flags of a `translate` command say
     (`--model`, `--beam-width`, `--attention` and `decoding_arguments`) and
     prints them:
@@ -187,7 +198,7 @@ def translate_texts(args, texts):
     )
     scores = []
 
-    def scored_fn(text):
+    def scored_fn(text: Any) -> Any:
         out = translate_fn(text)
         scores.extend(out["scores"].numpy().tolist())
         return out
@@ -210,7 +221,7 @@ def translate_texts(args, texts):
     return grouped
 
 
-def text_grid(result):
+def text_grid(result: Dict[str, Any]) -> str:
     """The terminal grid of one result of `serving.translate_all`."""
     from keras_attention import visualization
 
@@ -219,7 +230,9 @@ def text_grid(result):
     )
 
 
-def save_heatmaps(texts_and_results, path):
+def save_heatmaps(
+    texts_and_results: Iterable[Tuple[str, Dict[str, Any]]], path: str
+) -> str:
     """Saves the heatmaps of `(text, result)` pairs side by side in one PNG,
     on one colour scale (0 to 1). Returns `path`."""
     from keras_attention import visualization

@@ -1,80 +1,49 @@
-"""Model and training settings shared by the examples, and `option`.
+"""Model and training settings of a run, and `option`.
 
 `ModelConfig` holds the arguments of `keras_attention.seq2seq.Seq2Seq`
 (`model_arguments` passes them), `TrainConfig` the optimisation settings.
 A field declared with `option(...)` is also a command-line flag:
-`examples.common.cli` builds argparse groups from these fields (flag
-name, type, choices, help, default), so a default is written once. Each
-example adds its own data (and text) section and its defaults.
+`keras_attention.recipes.parser` builds argparse groups from these fields
+(flag name, type, choices, help, default), so a default is written once.
+A recipe adds its own data (and text) section and its defaults.
 
-Plain Python (no Keras, no TensorFlow): the command lines parse their
-arguments before TensorFlow is imported. The defaults of `ModelConfig`
-are those of the signature of `Seq2Seq.__init__`, and its choices
-`Seq2Seq`'s (`MODELS`, `SCORES`, ...): both are read from the source of
-`keras_attention/seq2seq/seq2seq.py` and `arguments.py` (`ast`, without
-importing them, which would import Keras). Its values are checked by `Seq2Seq.check_arguments`
-when a `ModelConfig` is made (which imports Keras then).
+The defaults of `ModelConfig` are those of the signature of
+`Seq2Seq.__init__`, its choices `Seq2Seq`'s (`MODELS`, `SCORES`, ...), and
+its values are checked by `Seq2Seq.check_arguments` when a `ModelConfig`
+is made.
 
 The vocabulary sizes of `ModelConfig` are not settings: they are `None`
 until the vocabularies are known, then their sizes.
 """
 
-import ast
 import dataclasses
-import importlib.util
+import inspect
 import json
-import os
+from typing import Any
+from typing import Callable
+from typing import Dict
 from typing import Optional
+from typing import Sequence
 from typing import Tuple
 from typing import Union
 
+from keras_attention.seq2seq import arguments as _arguments
+from keras_attention.seq2seq.seq2seq import Seq2Seq
 
-def _seq2seq_source():
-    """`(defaults, constants)` of `keras_attention.seq2seq`, read from the
-    source of `seq2seq.py` (the defaults of `Seq2Seq.__init__` by argument
-    name) and `arguments.py` (the literal upper-case constants by name)."""
-    spec = importlib.util.find_spec("keras_attention")  # not imported
-    folder = os.path.join(os.path.dirname(spec.origin), "seq2seq")
-    nodes = []
-    for name in ("seq2seq.py", "arguments.py"):
-        path = os.path.join(folder, name)
-        with open(path, encoding="utf-8") as f:
-            nodes += ast.parse(f.read(), path).body
-    defaults, constants = {}, {}
-    for node in nodes:
-        if (
-            isinstance(node, ast.Assign)
-            and len(node.targets) == 1
-            and isinstance(node.targets[0], ast.Name)
-            and node.targets[0].id.isupper()
-        ):
-            try:
-                constants[node.targets[0].id] = ast.literal_eval(node.value)
-            except ValueError:
-                pass  # not a literal
-        if isinstance(node, ast.ClassDef) and node.name == "Seq2Seq":
-            init = next(
-                n for n in node.body
-                if isinstance(n, ast.FunctionDef) and n.name == "__init__"
-            )
-            args = init.args.args
-            for arg, default in zip(
-                args[len(args) - len(init.args.defaults):], init.args.defaults
-            ):
-                defaults[arg.arg] = ast.literal_eval(default)
-    return defaults, constants
-
-
-SEQ2SEQ_DEFAULTS, _SEQ2SEQ_CONSTANTS = _seq2seq_source()
-MODEL_TYPES = _SEQ2SEQ_CONSTANTS["MODELS"]
-SCORES = _SEQ2SEQ_CONSTANTS["SCORES"]
+SEQ2SEQ_DEFAULTS = {
+    name: parameter.default
+    for name, parameter in inspect.signature(Seq2Seq.__init__).parameters.items()
+    if parameter.default is not parameter.empty
+}
+MODEL_TYPES = _arguments.MODELS
+SCORES = _arguments.SCORES
 # Scores whose weights depend on the previous step's alignment
 # (`keras_attention` stateful layers): step-wise decoder only.
-STATEFUL_SCORES = _SEQ2SEQ_CONSTANTS["STATEFUL_SCORES"]
-CELLS = _SEQ2SEQ_CONSTANTS["CELLS"]
-ATTENTION_KEYS = _SEQ2SEQ_CONSTANTS["ATTENTION_INPUTS"]
+STATEFUL_SCORES = _arguments.STATEFUL_SCORES
+CELLS = _arguments.CELLS
+ATTENTION_KEYS = _arguments.ATTENTION_INPUTS
 # The second attention `align` reads (`ModelConfig.alignment_head`).
-ALIGNMENT_HEADS = _SEQ2SEQ_CONSTANTS["ALIGNMENT_HEADS"]
+ALIGNMENT_HEADS = _arguments.ALIGNMENT_HEADS
 GUIDED_ALIGNMENT_TYPES = ("ce", "mse")
 # `TrainConfig.mixed_precision`, `jit_compile` and `strategy`
 # (`acceleration.py`, `distribute.py`).
@@ -83,12 +52,19 @@ JIT_COMPILE = ("auto", "on", "off")
 STRATEGIES = ("default", "mirrored", "multi-worker")
 
 
-def model_option(name, help, **kwargs):
+def model_option(name: str, help: str, **kwargs: Any) -> Any:
     """`option` of `Seq2Seq` argument `name`, with its default."""
     return option(SEQ2SEQ_DEFAULTS[name], help, **kwargs)
 
 
-def option(default, help, flag=None, choices=None, type=None, **argparse):
+def option(
+    default: Any,
+    help: str,
+    flag: Optional[str] = None,
+    choices: Optional[Sequence] = None,
+    type: Optional[Callable[[str], Any]] = None,
+    **argparse: Any,
+) -> Any:
     """A dataclass field that is also a command-line flag.
 
     Args:
@@ -106,7 +82,7 @@ def option(default, help, flag=None, choices=None, type=None, **argparse):
     return dataclasses.field(default=default, metadata=metadata)
 
 
-def verbosity(value):
+def verbosity(value: Union[str, int]) -> Union[str, int]:
     """Keras `fit` verbosity from the command line: `"auto"`, 0, 1 or 2."""
     return value if value == "auto" else int(value)
 
@@ -238,10 +214,7 @@ class ModelConfig:
         choices=ALIGNMENT_HEADS,
     )
 
-    def __post_init__(self):
-        # Imported here: parsing the command line imports no Keras.
-        from keras_attention.seq2seq import Seq2Seq
-
+    def __post_init__(self) -> None:
         # run.json of the first runs with a head held a bool.
         if isinstance(self.alignment_head, bool):
             self.alignment_head = "guided" if self.alignment_head else "off"
@@ -256,20 +229,20 @@ class ModelConfig:
             setattr(self, name, value)
 
     @property
-    def decoder_units(self):
+    def decoder_units(self) -> int:
         return self.units * (2 if self.bidirectional else 1)
 
-    def model_arguments(self):
+    def model_arguments(self) -> Dict[str, Any]:
         """The arguments of `keras_attention.seq2seq.Seq2Seq`."""
         arguments = dataclasses.asdict(self)
         arguments.pop("attend_source_punctuation")
         return arguments
 
-    def to_json(self):
+    def to_json(self) -> str:
         return json.dumps(dataclasses.asdict(self), indent=2)
 
     @classmethod
-    def from_json(cls, text):
+    def from_json(cls, text: str) -> "ModelConfig":
         return cls(**json.loads(text))
 
 
@@ -333,7 +306,11 @@ class TrainConfig:
     )
 
 
-def replace(configs, settings, sections):
+def replace(
+    configs: Sequence[Any],
+    settings: Dict[str, Dict[str, Any]],
+    sections: Sequence[Tuple[str, type]],
+) -> Tuple[Any, ...]:
     """`configs` (a tuple of the four configs) with `settings` applied.
 
     Args:
@@ -341,7 +318,7 @@ def replace(configs, settings, sections):
         settings: Dict from section name (`"data"`, ...) to a dict of
             field values, like `DEMO_SETTINGS`.
         sections: The `(name, dataclass)` sections of `configs` (each
-            example has its own `SECTIONS`).
+            recipe has its own `SECTIONS`).
     """
     return tuple(
         dataclasses.replace(config, **settings.get(name, {}))
@@ -349,7 +326,9 @@ def replace(configs, settings, sections):
     )
 
 
-def from_dicts(config, sections):
+def from_dicts(
+    config: Dict[str, Dict[str, Any]], sections: Sequence[Tuple[str, type]]
+) -> Tuple[Any, ...]:
     """The configs from the dicts of `run.json` (lists as tuples)."""
     out = []
     for name, cls in sections:
@@ -361,7 +340,9 @@ def from_dicts(config, sections):
     return tuple(out)
 
 
-def to_dicts(configs, sections):
+def to_dicts(
+    configs: Sequence[Any], sections: Sequence[Tuple[str, type]]
+) -> Dict[str, Dict[str, Any]]:
     """The configs as the dicts of `run.json`."""
     return {
         name: dataclasses.asdict(config)
@@ -369,7 +350,7 @@ def to_dicts(configs, sections):
     }
 
 
-def merge(*settings):
+def merge(*settings: Dict[str, Dict[str, Any]]) -> Dict[str, Dict[str, Any]]:
     """Settings dicts merged section by section, later ones winning."""
     out = {}
     for s in settings:

@@ -24,7 +24,7 @@ are computed in float32 (`model.py`, `keras_attention`).
   speeds up a float32 train step (+21 % sequence mode, +40 % step-wise)
   but slows a `mixed_bfloat16` one (XLA's CPU bfloat16 code is slower than
   oneDNN's). Under XLA `train` pads every batch to its length bucket's
-  width (`keras_attention.seq2seq.dataset.make_dataset(fixed_shapes=True)`), so the step compiles
+  width (`keras_attention.training.dataset.make_dataset(fixed_shapes=True)`), so the step compiles
   once per bucket instead of once per batch shape (131-144 s a fra-eng
   epoch before, 27k pairs); even so XLA's CPU code for the example's model
   (bidirectional, masked LSTMs) took 72, 75 and 82 s for the first three
@@ -32,13 +32,19 @@ are computed in float32 (`model.py`, `keras_attention`).
 - `"on"`, `"off"`: always, never.
 """
 
+from typing import Iterable
+from typing import Iterator
+from typing import Optional
+from typing import Tuple
+from typing import Union
+
 import contextlib
 import os
 
 import keras
 
-from examples.common.config import JIT_COMPILE
-from examples.common.config import MIXED_PRECISION
+from keras_attention.training.settings import JIT_COMPILE
+from keras_attention.training.settings import MIXED_PRECISION
 
 # /proc/cpuinfo flags of CPUs with bfloat16 matmul instructions.
 BFLOAT16_CPU_FLAGS = ("avx512_bf16", "amx_bf16")
@@ -69,7 +75,10 @@ def gpu_compute_capabilities() -> list:
     return capabilities
 
 
-def auto_mixed_precision(flags=None, gpus=None) -> tuple:
+def auto_mixed_precision(
+    flags: Optional[Iterable[str]] = None,
+    gpus: Optional[Iterable[Tuple[int, int]]] = None,
+) -> tuple:
     """`(value, reason)`: the `mixed_precision` value `"auto"` stands for.
 
     Args:
@@ -92,7 +101,11 @@ def auto_mixed_precision(flags=None, gpus=None) -> tuple:
     return "off", "no GPU, no bfloat16 CPU instructions"
 
 
-def mixed_precision_policy(value, flags=None, gpus=None):
+def mixed_precision_policy(
+    value: Union[str, bool, None],
+    flags: Optional[Iterable[str]] = None,
+    gpus: Optional[Iterable[Tuple[int, int]]] = None,
+) -> Optional[str]:
     """The Keras dtype policy of a `--mixed-precision` value.
 
     `"off"`, `None`, `False` -> `None` (float32); `True` or `"float16"` ->
@@ -117,7 +130,7 @@ def mixed_precision_policy(value, flags=None, gpus=None):
 
 
 @contextlib.contextmanager
-def dtype_policy(policy):
+def dtype_policy(policy: Optional[str]) -> Iterator[None]:
     """Makes `policy` (a name; `None`: float32) Keras' global dtype policy
     inside the block, and restores the previous one after it: layers keep
     the policy they were built with, the rest of the process (an export or
@@ -130,7 +143,9 @@ def dtype_policy(policy):
         keras.config.set_dtype_policy(previous)
 
 
-def jit_compile_setting(value, gpus=None):
+def jit_compile_setting(
+    value: Union[str, bool], gpus: Optional[Iterable[Tuple[int, int]]] = None
+) -> Union[str, bool]:
     """The `jit_compile` argument of `model.compile` for `--jit-compile`.
 
     Args:
