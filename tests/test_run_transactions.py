@@ -218,3 +218,54 @@ def test_the_nmt_recipe_keeps_an_interrupted_run_of_other_settings(
     assert status == 2, err
     assert "interrupted run" in err and err.count("\n") == 1
     assert (run / run_lib.RUN_CONFIG).read_bytes() == before
+
+
+@pytest.fixture
+def nmt_run_copy(tmp_path):
+    """A copy of the tiny trained NMT run (without its export)."""
+    import shutil
+
+    from tests import tiny_runs
+
+    copy = tmp_path / "run"
+    shutil.copytree(
+        tiny_runs.nmt_run(0)[0], copy,
+        ignore=shutil.ignore_patterns(run_lib.EXPORT),
+    )
+    return copy
+
+
+def _export_error(run, capsys):
+    from examples.nmt import cli
+
+    status = cli.main(["export", "--run", str(run), "--out", str(run / "x")])
+    err = capsys.readouterr().err
+    assert status == 2, err
+    assert err.count("\n") == 1 and "Traceback" not in err
+    assert not (run / "x").exists()
+    return err
+
+
+def test_export_of_truncated_weights_is_one_error_naming_the_file(
+    nmt_run_copy, capsys
+):
+    weights = nmt_run_copy / run_lib.WEIGHTS
+    data = weights.read_bytes()
+    weights.write_bytes(data[: len(data) // 2])
+    err = _export_error(nmt_run_copy, capsys)
+    assert str(weights) in err and "damaged" in err
+
+
+def test_export_of_edited_settings_names_the_setting(nmt_run_copy, capsys):
+    path = nmt_run_copy / run_lib.RUN_CONFIG
+    config = json.loads(path.read_text(encoding="utf-8"))
+    config["model"]["units"] = 24
+    path.write_text(json.dumps(config), encoding="utf-8")
+    err = _export_error(nmt_run_copy, capsys)
+    assert "does not fit the run's model" in err and "units=24" in err
+
+
+def test_export_of_a_run_without_weights_says_to_resume(nmt_run_copy, capsys):
+    (nmt_run_copy / run_lib.WEIGHTS).unlink()
+    err = _export_error(nmt_run_copy, capsys)
+    assert "has not finished training" in err
