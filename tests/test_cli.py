@@ -477,3 +477,31 @@ def test_empty_text_translates_to_empty_with_a_warning(model, capsys):
     assert out.split("\n")[1] == ""
     assert err.count("warning:") == 1 and "no token" in err
     assert "Traceback" not in err
+
+
+def test_a_recipes_run_directory_is_a_model(tmp_path, capsys):
+    """A run directory written by a recipe's `train` (the NMT example's)
+    serves as `--model`: `translate` gives the run's own translations,
+    `export` writes its SavedModel, and a run that does not load is one
+    error line naming why."""
+    import shutil
+
+    from keras_attention.translator import Translator
+    from tests import tiny_runs
+
+    run = tiny_runs.nmt_run(0)[0]
+    text = "vendredi 20 octobre 1933"
+    expected = Translator.from_run(run).translate([text])[0]
+    status, out, err = call(capsys, "translate", "--model", run, text)
+    assert status == 0, err
+    assert out.splitlines() == [expected]
+    export_dir = tmp_path / "export"
+    status, _, err = call(capsys, "export", "--model", run, "--out", export_dir)
+    assert status == 0, err
+    status, out, err = call(capsys, "translate", "--model", export_dir, text)
+    assert status == 0 and out.splitlines() == [expected], err
+    broken = tmp_path / "broken"
+    shutil.copytree(run, broken, ignore=shutil.ignore_patterns("export"))
+    (broken / "model.weights.h5").unlink()
+    status, _, err = call(capsys, "translate", "--model", broken, text)
+    assert_user_error(status, err, str(broken), "has not finished training")

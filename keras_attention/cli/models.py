@@ -1,10 +1,12 @@
-"""Loading what `--model` names: a `.keras` Translator or a SavedModel.
+"""Loading what `--model` names: a `.keras` Translator, a run directory or
+a SavedModel.
 
 `load_translator` loads a `.keras` file (after `import keras_attention`,
-which registers the classes) and checks it is a `Translator`;
-`load_decoder` also takes an exported SavedModel directory and returns a
-`Decoder` either way: `decode(texts)` -> for each text, its hypotheses
-`(translation, score)`, best first.
+which registers the classes) and checks it is a `Translator`, or the
+translator of a run directory (one with run.json, as a recipe's `train`
+writes it: `Translator.from_run`); `load_decoder` also takes an exported
+SavedModel directory and returns a `Decoder` either way: `decode(texts)`
+-> for each text, its hypotheses `(translation, score)`, best first.
 """
 
 from typing import Any
@@ -24,22 +26,38 @@ def is_saved_model(path: str) -> bool:
     return os.path.isfile(os.path.join(path, "saved_model.pb"))
 
 
+def is_run_directory(path: str) -> bool:
+    """Whether `path` is a run directory (it holds run.json)."""
+    from keras_attention.training import run_dir
+
+    return os.path.isfile(os.path.join(path, run_dir.RUN_CONFIG))
+
+
 def load_translator(path: str, flag: str = "--model") -> Any:
-    """The `Translator` of a `.keras` file.
+    """The `Translator` of a `.keras` file or of a run directory.
 
     Raises:
-        CliError: for a missing file, a directory, a file Keras cannot load
-            or a model that is not a `Translator`.
+        CliError: for a missing file, a directory that is neither a run
+            nor a SavedModel, a file Keras cannot load, a model that is not
+            a `Translator`, or a run that does not load (the reason named).
     """
     if not os.path.exists(path):
         raise CliError(f"{flag} {path}: no such file")
+    if is_run_directory(path):
+        from keras_attention.translator import Translator
+
+        try:
+            return Translator.from_run(path)
+        except (ValueError, OSError) as e:
+            raise CliError(f"{flag} {path}: {one_line(e, 400)}") from None
     if os.path.isdir(path):
         what = "an exported SavedModel" if is_saved_model(path) else (
-            "a directory"
+            "a directory without run.json"
         )
         raise CliError(
             f"{flag} {path}: is {what}; this command needs a .keras "
-            "Translator file (written by the train command)"
+            "Translator file (written by the train command) or a run "
+            "directory"
         )
     import keras
 
@@ -168,12 +186,13 @@ class SavedModelDecoder(Decoder):
 
 
 def load_decoder(path: str, strategy: str, options: dict) -> Decoder:
-    """A `Decoder` of the `.keras` file or the SavedModel at `path`."""
-    if os.path.isdir(path):
+    """A `Decoder` of the `.keras` file, the run directory or the
+    SavedModel at `path`."""
+    if os.path.isdir(path) and not is_run_directory(path):
         if not is_saved_model(path):
             raise CliError(
-                f"--model {path}: a directory without saved_model.pb (not "
-                "an exported SavedModel)"
+                f"--model {path}: a directory without saved_model.pb or "
+                "run.json (neither an exported SavedModel nor a run)"
             )
         return SavedModelDecoder(path, strategy, options)
     translator = load_translator(path)

@@ -237,7 +237,8 @@ def add_decoding_arguments(
 def _add_model(parser: argparse.ArgumentParser, saved_model: bool) -> None:
     parser.add_argument(
         "--model", required=True, metavar="PATH",
-        help="a .keras Translator file"
+        help="a .keras Translator file, a run directory (run.json: the "
+        "examples' train writes one)"
         + (" or an exported SavedModel directory" if saved_model else ""),
     )
 

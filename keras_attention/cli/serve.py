@@ -1,5 +1,6 @@
 """`serve`: the local web page of `keras_attention.web` for a SavedModel,
-or for a `.keras` Translator exported to a temporary directory first."""
+or for a `.keras` Translator or a run directory exported to a temporary
+directory first."""
 
 from typing import Any
 
@@ -7,6 +8,7 @@ import os
 import tempfile
 
 from keras_attention.cli.errors import CliError
+from keras_attention.cli.models import is_run_directory
 from keras_attention.cli.models import is_saved_model
 from keras_attention.cli.models import load_translator
 
@@ -21,11 +23,11 @@ def run(args: Any) -> int:
             raise CliError(f"--port must be in [0, 65535]; got {args.port}")
         options["port"] = args.port
     title = os.path.basename(os.path.normpath(args.model))
-    if os.path.isdir(args.model):
+    if os.path.isdir(args.model) and not is_run_directory(args.model):
         if not is_saved_model(args.model):
             raise CliError(
                 f"--model {args.model}: a directory without saved_model.pb "
-                "(not an exported SavedModel)"
+                "or run.json (neither an exported SavedModel nor a run)"
             )
         serve(args.model, title=title, **options)
         return 0
