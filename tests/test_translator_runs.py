@@ -79,3 +79,37 @@ def test_weights_problems_are_named(run):
         f.write(b"\x89HDF\r\n")  # a truncated file
     with pytest.raises(ValueError, match="damaged"):
         Translator.from_run(run)
+
+
+def test_export_run_with_an_ensemble_of_itself_translates_as_the_run(
+    run, tmp_path
+):
+    """`export_run(run, ensemble=[run])`: the members' averaged
+    probabilities are the run's own, so the SavedModel translates as the
+    run does; a member with other tokenizers is refused, naming it."""
+    import tensorflow as tf
+
+    from keras_attention.translator import export_run
+
+    sources = ["3 mars 1999", "lundi 4 juin 2001"]
+    expected = Translator.from_run(run).translate(sources)
+    path = export_run(run, str(tmp_path / "export"), ensemble=[run])
+    assert path == str(tmp_path / "export")
+    signature = tf.saved_model.load(path).signatures["serving_default"]
+    out = signature(tf.constant(sources))["translation"].numpy()
+    assert [t.decode("utf-8") for t in out] == expected
+    assert export_run(run) == run_dir.run_path(run, run_dir.EXPORT)
+
+    other = str(tmp_path / "other")
+    shutil.copytree(run, other)
+    config = run_dir.load_run_config(other)
+    config["text"]["source_lower_case"] = False
+    run_dir.save_run_config(other, config)
+    with pytest.raises(ValueError, match="same vocabularies") as info:
+        export_run(run, str(tmp_path / "x"), ensemble=[run, other])
+    assert repr(other) in str(info.value)
+    translator = Translator.from_run(run)
+    with pytest.raises(ValueError, match=r"members \[1\]"):
+        translator.export(
+            str(tmp_path / "y"), ensemble=[translator, Translator.from_run(other)]
+        )

@@ -6,7 +6,7 @@ strings. Also importable as `keras_attention.seq2seq.Translator`.
 `export_run` exports the translator of a run directory.
 """
 
-from keras_attention.translator.exporting import export_run
+from keras_attention.translator.run_export import export_run
 from keras_attention.translator.translator import MAX_TOKENS
 from keras_attention.translator.translating import TranslationWarning
 from keras_attention.translator.translator import Translator

@@ -3,12 +3,10 @@
 TensorFlow: `keras_attention.serving.TranslatorModule` over the
 model (or an ensemble of models with the same tokenizers) and the framed
 tokenizers. On the JAX and PyTorch backends the translator's config and
-weights go to a TensorFlow process, which exports it. `export_run` exports
-the translator of a run directory.
+weights go to a TensorFlow process, which exports it.
 """
 
 from typing import Any
-from typing import Optional
 from typing import Sequence
 
 import json
@@ -32,7 +30,7 @@ translator.export(sys.argv[3], **json.loads(sys.argv[4]))
 """
 
 
-def _framing(translator: Any) -> tuple:
+def framing(translator: Any) -> tuple:
     """What ensemble members must share: both tokenizers (vocabularies
     included) and the framing."""
     serialize = keras.saving.serialize_keras_object
@@ -48,9 +46,9 @@ def check_ensemble(translator: Any, ensemble: Sequence[Any]) -> None:
     """Raises a `ValueError` naming the members of `ensemble` whose
     tokenizers or framing differ from `translator`'s (their token ids would
     not mean the same words)."""
-    first = _framing(translator)
+    first = framing(translator)
     different = [
-        i for i, member in enumerate(ensemble) if _framing(member) != first
+        i for i, member in enumerate(ensemble) if framing(member) != first
     ]
     if different:
         raise ValueError(
@@ -132,41 +130,3 @@ def export(
         )
     return path
 
-
-def export_run(
-    run_dir: str,
-    path: Optional[str] = None,
-    ensemble: Sequence[str] = (),
-    **options: Any,
-) -> str:
-    """Exports the translator of a run directory (`Translator.from_run`)
-    to the SavedModel directory `path` (default: the run's `export/`);
-    returns `path`.
-
-    Args:
-        run_dir: The run directory.
-        path: The SavedModel directory. Defaults to `RUN/export`.
-        ensemble: More run directories with the same tokenizers, decoded
-            together with this one (their probabilities averaged).
-        **options: Options of `TranslatorModule` (`max_output_tokens`,
-            `coverage_penalty`, `convention`, `replace_unknown`, `xla`).
-
-    Raises:
-        ValueError: for a run that cannot be loaded, or ensemble runs whose
-            tokenizers differ (the run directories named).
-    """
-    from keras_attention.training import run_dir as run_dir_lib
-    from keras_attention.translator.translator import Translator
-
-    translator = Translator.from_run(run_dir)
-    members = [Translator.from_run(r) for r in ensemble]
-    first = _framing(translator)
-    different = [r for r, m in zip(ensemble, members) if _framing(m) != first]
-    if different:
-        raise ValueError(
-            "An ensemble needs runs with the same vocabularies (tokenizers) "
-            f"and `max_tokens` as the first run {run_dir!r}. Received runs "
-            f"that differ: {different}"
-        )
-    path = path or run_dir_lib.run_path(run_dir, run_dir_lib.EXPORT)
-    return export(translator, path, ensemble=members, **options)
