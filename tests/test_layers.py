@@ -618,7 +618,12 @@ TENSORFLOW_ALLOWED = {
 # web page's SavedModel calls, and FusedAdam's fused update (TensorFlow's
 # kernel).
 TENSORFLOW_MODULES = {
-    "seq2seq/dataset.py",
+    # Training runs (tf.data, tf.distribute, the devices) and a recipe's
+    # SavedModel calls.
+    "training/dataset.py",
+    "training/distribute.py",
+    "training/acceleration.py",
+    "recipes/decoding.py",
     "seq2seq/fused_adam.py",
     "seq2seq/tokens.py",
     "serving/export.py",

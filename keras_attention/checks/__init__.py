@@ -21,6 +21,7 @@ check_mask`; the modules group them by what they check:
 """
 
 from keras_attention.checks.errors import ArgumentTypeError
+from keras_attention.checks.errors import shape_str
 from keras_attention.checks.links import check_corpus
 from keras_attention.checks.links import check_links
 from keras_attention.checks.scalars import check_bool
@@ -37,7 +38,6 @@ from keras_attention.checks.tensors import check_mask
 from keras_attention.checks.tensors import check_same_batch
 from keras_attention.checks.tensors import is_floating
 from keras_attention.checks.tensors import is_tensor
-from keras_attention.checks.tensors import shape_str
 from keras_attention.checks.tensors import shapes_compatible
 from keras_attention.checks.tensors import to_tensor
 

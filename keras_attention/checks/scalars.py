@@ -16,7 +16,7 @@ from keras import ops
 
 from keras_attention.checks.errors import ArgumentTypeError
 from keras_attention.checks.errors import owner_prefix
-from keras_attention.checks.tensors import shape_str
+from keras_attention.checks.errors import shape_str
 from keras_attention.typing import Tensor
 
 

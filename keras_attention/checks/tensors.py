@@ -13,13 +13,10 @@ from keras import ops
 
 from keras_attention.checks.errors import ArgumentTypeError
 from keras_attention.checks.errors import owner_prefix
+from keras_attention.checks.errors import shape_str
+from keras_attention.checks.scalars import concrete_value
 from keras_attention.typing import Shape
 from keras_attention.typing import Tensor
-
-
-def shape_str(shape: Shape) -> str:
-    """A shape as Python writes a tuple: `(2, None, 4)`, `(3,)`."""
-    return str(tuple(None if d is None else int(d) for d in shape))
 
 
 def is_floating(dtype: Any) -> bool:
@@ -174,7 +171,6 @@ def check_ids(
             and the received value (the first offending id and its index).
         ArgumentTypeError: for a value that is not numeric at all.
     """
-    from keras_attention.checks.scalars import concrete_value
 
     prefix = owner_prefix(owner)
     tensor = to_tensor(name, ids, owner)
