@@ -16,6 +16,7 @@ from examples.g2p import evaluate_lexicon
 from examples.nmt import cli as nmt_cli
 from examples.nmt import dates
 from examples.nmt import evaluate_data
+from keras_attention.cli.errors import CliError
 from keras_attention.training import run_dir as run_lib
 from keras_attention import serving as export_lib
 from tests import tiny_runs
@@ -142,7 +143,7 @@ def test_g2p_evaluate_lexicon(g2p_run, tmp_path, capsys):
     status = g2p_cli.main([
         "evaluate", "--run", g2p_run, "--lexicon", str(tmp_path / "none.tsv"),
     ])
-    assert status == 2 and "No usable entry" in capsys.readouterr().err
+    assert status == 2 and "no usable entry" in capsys.readouterr().err
 
 
 # ----------------------------------------------------------------------
@@ -210,7 +211,7 @@ def test_g2p_evaluate_reads_the_stored_split(tmp_path):
     _write_run_json(run_dir, gone)
     stored = eval_lib.evaluate_run(run_dir, "test", beam_width=0)["greedy"]
     assert stored["words"] > 0 and not math.isnan(stored["per"])
-    with pytest.raises(ValueError, match="deleted.tsv"):
+    with pytest.raises(CliError, match="deleted.tsv: no such file"):
         eval_lib.evaluate_run(run_dir, "train", beam_width=0)
     _write_run_json(run_dir, original)
     for name in run_lib.SPLIT_FILES.values():

@@ -4,6 +4,7 @@ import pytest
 
 from examples.g2p import data
 from examples.g2p import metrics
+from keras_attention.cli.errors import CliError
 
 LEXICON = "tests/data/g2p_lexicon.tsv"
 
@@ -26,11 +27,11 @@ def test_read_lexicon_groups_pronunciations_and_counts_bad_lines():
 
 
 def test_read_lexicon_errors_name_the_file(tmp_path):
-    with pytest.raises(ValueError, match="missing.tsv"):
+    with pytest.raises(CliError, match="missing.tsv: no such file"):
         data.read_lexicon(tmp_path / "missing.tsv")
     bad = tmp_path / "latin1.tsv"
     bad.write_bytes("CAF\xc9\tK AE F EY\n".encode("latin-1"))
-    with pytest.raises(ValueError, match=r"latin1.tsv: line 1 is not UTF-8"):
+    with pytest.raises(CliError, match=r"latin1.tsv:1: not UTF-8"):
         data.read_lexicon(bad)
 
 

@@ -11,6 +11,7 @@ from examples.nmt import corpus as corpus_lib
 from examples.nmt import data
 from examples.nmt import dates
 from examples.nmt import readers
+from keras_attention.cli.errors import CliError
 
 DATA_DIR = os.path.join(os.path.dirname(__file__), "data")
 
@@ -151,10 +152,9 @@ def test_read_parallel_files():
     assert corpus.skipped == 2
 
 
-def test_invalid_utf8_line_is_skipped_not_fatal():
-    corpus = readers.read_tsv(_path("bad_utf8.tsv"))
-    assert corpus.pairs == [("Bonjour", "Hello"), ("Merci", "Thanks")]
-    assert corpus.reasons == {"invalid UTF-8": 1}
+def test_invalid_utf8_line_is_reported_with_its_number():
+    with pytest.raises(CliError, match=r"bad_utf8\.tsv:2: not UTF-8"):
+        readers.read_tsv(_path("bad_utf8.tsv"))
 
 
 def test_gzip_files(tmp_path):

@@ -1,10 +1,10 @@
 """Bad training data gives a clear message, never a traceback.
 
-Per-line problems (malformed lines, empty sides, undecodable lines, UTF-16
-text, NUL bytes) are skipped and counted by reason; problems that stop the
-run (a missing file, a directory, a corrupt `.gz`, nothing usable left) are
-a `ValueError` that names the file (and the line for read errors), which the
-command line prints as one `error:` line with exit status 2.
+Per-line problems (malformed lines, empty sides) are skipped and counted by
+reason; problems that stop the run (a missing file, a directory, a corrupt
+`.gz`, a line that is not UTF-8, UTF-16 text, NUL bytes, nothing usable
+left) are an error that names the file (and the line), which the command
+line prints as one `error:` line with exit status 2.
 """
 
 import gzip
@@ -16,6 +16,7 @@ import sys
 import pytest
 
 from examples.nmt import data
+from keras_attention.cli.errors import CliError
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -41,8 +42,6 @@ def test_malformed_lines_are_counted_by_reason(tmp_path):
         b"\n"  # empty line
         b"   \t  \n"  # whitespace only
         b"\tonly target\n"  # empty source
-        b"caf\xe9\tcoffee\n"  # Latin-1, not UTF-8
-        b"n\x00u\x00l\x00\tnul\n"  # NUL bytes
         b"danke\tthanks\r\n",  # good, Windows line end
     )
     corpus = data.load_corpus([path], data_format="tsv")
@@ -51,49 +50,63 @@ def test_malformed_lines_are_counted_by_reason(tmp_path):
         "not 2-2 columns": 2,
         "empty line": 2,  # whitespace only, tab included
         "empty side": 1,
-        "invalid UTF-8": 2,
     }
-    assert corpus.skipped == 7
+    assert corpus.skipped == 5
 
 
-def test_utf16_file_is_not_read_as_garbage(tmp_path):
+@pytest.mark.parametrize(
+    "line, message",
+    [(b"caf\xe9\tcoffee\n", "not UTF-8"), (b"n\x00u\x00l\tnul\n", "NUL")],
+    ids=["latin1", "nul"],
+)
+def test_undecodable_line_is_an_error_naming_the_line(tmp_path, line, message):
+    path = _write(tmp_path / "bad.tsv", b"hallo\thello\n\n" + line)
+    with pytest.raises(CliError, match=rf"bad\.tsv:3: {message}"):
+        data.load_corpus([path], data_format="tsv")
+
+
+@pytest.mark.parametrize(
+    "encoding, message",
+    [("utf-16", "not UTF-8"), ("utf-16-le", "NUL")],
+)
+def test_utf16_file_is_not_read_as_garbage(tmp_path, encoding, message):
     text = "bonjour\thello\nmerci\tthanks\n"
-    path = _write(tmp_path / "utf16.tsv", text.encode("utf-16"))
-    corpus = data.load_corpus([path], data_format="tsv")
-    # Read as UTF-8, UTF-16 lines are NUL-interleaved: all skipped, counted.
-    assert corpus.pairs == []
-    assert corpus.reasons["invalid UTF-8"] == corpus.skipped > 0
+    path = _write(tmp_path / "utf16.tsv", text.encode(encoding))
+    # Read as UTF-8, UTF-16 starts with the bytes ff fe (its byte-order
+    # mark) or with NUL-interleaved text: refused at line 1.
+    with pytest.raises(CliError, match=rf"utf16\.tsv:1: {message}.*UTF-8"):
+        data.load_corpus([path], data_format="tsv")
 
 
 @pytest.mark.parametrize(
     "make, message",
     [
         (lambda d: [str(d / "missing.tsv")], r"missing\.tsv"),
-        (lambda d: [str(d)], r"Cannot open the data file .*: Is a directory"),
+        (lambda d: [str(d)], r"--data .*: is a directory"),
         (
             lambda d: [_write(d / "a.de", b"hallo\n"), str(d / "missing.en")],
-            r"Cannot open the data file '.*missing\.en': No such file",
+            r"--data .*missing\.en: no such file",
         ),
         (
             lambda d: [
                 _write(d / "broken.tsv.gz", _broken_gzip())
             ],
-            r"Cannot read the data file '.*broken\.tsv\.gz' at line \d+",
+            r"--data .*broken\.tsv\.gz: cannot read line \d+",
         ),
     ],
     ids=["missing", "directory", "missing_second_file", "corrupt_gzip"],
 )
 def test_fatal_file_errors_name_the_file(tmp_path, make, message):
     paths = make(tmp_path)
-    with pytest.raises(ValueError, match=message):
+    with pytest.raises((ValueError, CliError), match=message):
         data.load_corpus(paths, data_format="tsv" if len(paths) == 1 else "auto")
 
 
 def test_corrupt_gzip_line_is_after_the_good_lines(tmp_path):
     path = _write(tmp_path / "cut.tsv.gz", _broken_gzip())
-    with pytest.raises(ValueError, match=r"at line (\d+)") as info:
+    with pytest.raises(CliError, match=r"cannot read line (\d+)") as info:
         data.load_corpus([path], data_format="tsv")
-    line = int(info.value.args[0].split("at line ")[1].split(":")[0])
+    line = int(info.value.args[0].split("cannot read line ")[1].split()[0])
     # The lines before the damage were read: the error is past the first
     # half of the file.
     assert 10000 < line <= 20000
@@ -106,7 +119,7 @@ def test_cli_bad_data_prints_a_message_not_a_traceback(tmp_path):
     # Every line malformed: nothing to train on.
     bad = _write(
         tmp_path / "bad.tsv",
-        b"only one column\n\ncaf\xe9\tcoffee\n\tno source\n",
+        b"only one column\n\n\tno source\n",
     )
     cases = [
         (
@@ -115,9 +128,10 @@ def test_cli_bad_data_prints_a_message_not_a_traceback(tmp_path):
         ),
         (
             ["--data", bad, "--data-format", "tsv"],
-            r"No usable sentence pairs in .*bad\.tsv.*4 lines skipped.*invalid UTF-8",
+            r"No usable sentence pairs in .*bad\.tsv.*3 lines skipped.*"
+            r"empty side",
         ),
-        (["--data", str(tmp_path)], r"Is a directory"),
+        (["--data", str(tmp_path)], r"is a directory"),
     ]
     # One Python process for all cases: call main() for each in a script, so
     # the test pays for importing TensorFlow once.
@@ -156,4 +170,4 @@ def test_cli_bad_data_prints_a_message_not_a_traceback(tmp_path):
         assert line.startswith("python -m examples.nmt train: error: "), line
         assert re.search(pattern, line), line
     # The skipped lines are reported with their reasons before the error.
-    assert "4 malformed lines skipped" in proc.stdout
+    assert "3 malformed lines skipped" in proc.stdout

@@ -215,14 +215,24 @@ def test_cli_translate_file_with_invalid_utf8(exported, tmp_path, capsys):
     from examples.nmt import cli
 
     path = tmp_path / "input.txt"
-    path.write_bytes(b"vendredi 20 octobre 1933\ncaf\xe9 \xff\n\n\x00\x01\n")
-    # The CLI reads the file itself: undecodable bytes must not stop it.
+    path.write_bytes(b"vendredi 20 octobre 1933\n\x00\x01\n\ncaf\xe9 \xff\n")
+    # The CLI reads the file as every file (`keras_attention.cli.io`): a
+    # line that is not UTF-8 is one error line naming it, nothing printed.
+    rc = cli.main(["translate", "--model", exported[2], "--file", str(path)])
+    assert rc == 2
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err.splitlines() == [
+        f"python -m examples.nmt translate: error: {path}:4: not UTF-8 "
+        "(byte 0xe9 at column 4); save the file as UTF-8"
+    ]
+    # NUL and control characters are text: translated.
+    path.write_bytes(b"vendredi 20 octobre 1933\n\x00\x01\n")
     rc = cli.main(["translate", "--model", exported[2], "--file", str(path)])
     assert rc == 0
     lines = capsys.readouterr().out.rstrip("\n").split("\n")
-    assert len(lines) == 3
+    assert len(lines) == 2
     assert lines[0].startswith("vendredi 20 octobre 1933\t")
-    assert lines[1].startswith("caf\ufffd \ufffd\t")
 
 
 # ----------------------------------------------------------------------------

@@ -19,12 +19,14 @@ apply to G2P, `config.NOT_FLAGS`), through `keras_attention.recipes.parser`. No
 TensorFlow is imported before the arguments are parsed.
 """
 
+import sys
 
 from keras_attention.recipes import parser as recipe_cli
 from keras_attention.recipes import decoding as decoding_cli
 from examples.g2p import config as config_lib
 
 
+PROG = "python -m examples.g2p"
 TRAIN_SETTINGS = config_lib.G2P_SETTINGS
 DEMO_SETTINGS = config_lib.merge(
     config_lib.G2P_SETTINGS, config_lib.DEMO_SETTINGS
@@ -72,11 +74,29 @@ def cmd_export(args):
     return 0
 
 
+def warn_outside_alphabet(words):
+    """One `warning:` line on stderr for each word with characters outside
+    the alphabet (`text.outside_alphabet`): the model reads them as
+    `[UNK]`, so its phones for them are a guess."""
+    from examples.g2p import text as text_lib
+
+    for word in words:
+        outside = text_lib.outside_alphabet(word)
+        if outside:
+            print(
+                f"{PROG} translate: warning: {word!r} has characters outside "
+                f"the alphabet (a-z and '): {outside!r}, read as [UNK]",
+                file=sys.stderr, flush=True,
+            )
+
+
 def cmd_translate(args):
     from examples.g2p import pretrained
 
     args.model = pretrained.model_path(args.model)
-    decoding_cli.translate_texts(args, recipe_cli.read_texts(args))
+    words = recipe_cli.read_texts(args)
+    warn_outside_alphabet(words)
+    decoding_cli.translate_texts(args, words)
     return 0
 
 
@@ -94,11 +114,11 @@ def cmd_evaluate(args):
             args.run, args.lexicon, args.saved_model, args.max_words,
             args.beam_width,
         )
-        skipped = metrics["greedy"]["skipped"]
-        args.label = (
-            f"{args.lexicon} ({skipped} malformed lines skipped) with "
-            f"{args.run}"
-        )
+        greedy = metrics["greedy"]
+        skipped = f"{greedy['skipped']} malformed lines skipped"
+        if greedy["skipped"]:
+            skipped += f": {greedy['skip_report']}"
+        args.label = f"{args.lexicon} ({skipped}) with {args.run}"
         return recipe_cli.report_metrics(
             args, metrics, eval_lib.format_metrics, eval_lib.strip_results
         )
@@ -132,7 +152,7 @@ def cmd_demo(args):
 def build_parser():
     """The argparse parser of every command."""
     parser, sub = recipe_cli.new_parser(
-        "python -m examples.g2p",
+        PROG,
         "Grapheme-to-phoneme conversion with attention: train, export, "
         "pronounce, evaluate.",
     )

@@ -9,7 +9,8 @@ pronunciations, each a tuple of ARPAbet phones without stress marks (the
   downloaded at run time). The demo's default data.
 - `read_lexicon(path)`: the standard split files, `WORD<TAB>PHONES`, one
   pronunciation per line (a word may appear on several lines), such as the
-  g014b2b split of CMUdict used by most published G2P results.
+  g014b2b split of CMUdict used by most published G2P results;
+  `skip_report` names the lines it skipped.
 - `split_lexicon(...)`: a deterministic split by a CRC32 hash of the word
   (`keras_attention.training.splits.split_of`, the rule of both examples), so all
   pronunciations of a word land in the same split.
@@ -21,6 +22,8 @@ import collections
 import dataclasses
 import re
 
+from keras_attention.cli.errors import CliError
+from keras_attention.cli.io import iter_lines
 from keras_attention.training.splits import SPLIT_NAMES
 from keras_attention.training.splits import check_split_fractions
 from keras_attention.training.splits import split_of
@@ -42,6 +45,8 @@ class Lexicon:
             the order first seen, without duplicates.
         skipped: number of lines or entries skipped.
         reasons: `collections.Counter` of the reasons they were skipped.
+        lines: dict reason -> the numbers of the lines of a file skipped
+            for it (`read_lexicon`; empty for other lexicons).
     """
 
     entries: dict
@@ -49,6 +54,7 @@ class Lexicon:
     reasons: collections.Counter = dataclasses.field(
         default_factory=collections.Counter
     )
+    lines: dict = dataclasses.field(default_factory=dict)
 
     def __len__(self):
         return len(self.entries)
@@ -73,23 +79,20 @@ def is_word(word):
     return bool(_WORD.match(word))
 
 
-def _add(entries, reasons, word, phones):
-    word = normalize_word(word)
-    if not is_word(word):
-        reasons["not letters and apostrophes"] += 1
-        return False
+def _add(entries, word, phones):
+    """Adds a pronunciation; returns `None`, or why it was skipped."""
     phones = tuple(strip_stress(p) for p in phones)
     if not phones:
-        reasons["no phones"] += 1
-        return False
-    unknown = [p for p in phones if p not in _PHONE_SET]
-    if unknown:
-        reasons["unknown phone"] += 1
-        return False
+        return "no phones"
+    word = normalize_word(word)
+    if not is_word(word):
+        return "not letters and apostrophes"
+    if any(p not in _PHONE_SET for p in phones):
+        return "unknown phone"
     prons = entries.setdefault(word, [])
     if phones not in prons:
         prons.append(phones)
-    return True
+    return None
 
 
 def load_cmudict():
@@ -109,46 +112,68 @@ def load_cmudict():
     skipped = 0
     for word, prons in cmudict.dict().items():
         for phones in prons:
-            skipped += not _add(entries, reasons, word, phones)
+            reason = _add(entries, word, phones)
+            if reason:
+                reasons[reason] += 1
+                skipped += 1
     return Lexicon(entries, skipped, reasons)
 
 
 def read_lexicon(path):
     """Reads `WORD<TAB>PHONES` lines (also `WORD  PHONES`, CMUdict's own).
 
-    Blank lines and `;;;` comments are ignored; malformed lines are skipped
-    and counted by reason. Alternate-pronunciation markers (`WORD(2)`) are
-    removed.
+    The file is read as every file of the command line
+    (`keras_attention.cli.io.iter_lines`): UTF-8 with or without a
+    byte-order mark, LF or CRLF line ends. Blank lines and `;;;` comments
+    are ignored; malformed lines are skipped and counted by reason, their
+    numbers in `Lexicon.lines` (`skip_report` says them). Alternate-
+    pronunciation markers (`WORD(2)`) are removed.
 
     Raises:
-        ValueError: if the file cannot be read as UTF-8 text, naming the
-            file and line.
+        CliError: if the file is missing, a line is not UTF-8 text (naming
+            the file and the line), or no line is a usable entry.
     """
     entries, reasons = {}, collections.Counter()
-    skipped = number = 0
-    try:
-        with open(path, encoding="utf-8") as f:
-            for number, line in enumerate(f, 1):
-                line = line.strip()
-                if not line or line.startswith(";;;"):
-                    continue
-                if "\t" in line:
-                    word, _, phones = line.partition("\t")
-                else:
-                    word, _, phones = line.partition(" ")
-                word = re.sub(r"\(\d+\)$", "", word.strip())
-                if not phones.strip():
-                    reasons["no phones"] += 1
-                    skipped += 1
-                    continue
-                skipped += not _add(entries, reasons, word, phones.split())
-    except UnicodeDecodeError as err:
-        raise ValueError(
-            f"{path}: line {number + 1} is not UTF-8 text ({err.reason})"
-        ) from None
-    except (IsADirectoryError, FileNotFoundError) as err:
-        raise ValueError(f"{path}: {err.strerror}") from None
-    return Lexicon(entries, skipped, reasons)
+    lines = collections.defaultdict(list)
+    skipped = 0
+    for number, line in iter_lines(str(path), "--lexicon"):
+        line = line.strip()
+        if not line or line.startswith(";;;"):
+            continue
+        if "\t" in line:
+            word, _, phones = line.partition("\t")
+        else:
+            word, _, phones = line.partition(" ")
+        word = re.sub(r"\(\d+\)$", "", word.strip())
+        reason = _add(entries, word, phones.split())
+        if reason:
+            reasons[reason] += 1
+            lines[reason].append(number)
+            skipped += 1
+    lexicon = Lexicon(entries, skipped, reasons, dict(lines))
+    if not entries:
+        raise CliError(
+            f"--lexicon {path}: no usable entry ({skipped} lines skipped"
+            + (f": {skip_report(lexicon)})" if skipped else ")")
+        )
+    return lexicon
+
+
+def skip_report(lexicon, shown=5):
+    """What `read_lexicon` skipped, by reason with the numbers of the first
+    `shown` lines: `"no phones (1): line 7; unknown phone (2): lines 3,
+    9"`; `""` when nothing was skipped."""
+    parts = []
+    for reason, count in lexicon.reasons.items():
+        numbers = lexicon.lines.get(reason, [])
+        if not numbers:
+            parts.append(f"{reason} ({count})")
+            continue
+        where = ", ".join(map(str, numbers[:shown]))
+        more = ", ..." if len(numbers) > shown else ""
+        word = "lines" if len(numbers) > 1 else "line"
+        parts.append(f"{reason} ({count}): {word} {where}{more}")
+    return "; ".join(parts)
 
 
 def split_lexicon(lexicon, validation_fraction=0.05, test_fraction=0.05):
@@ -168,6 +193,7 @@ def split_lexicon(lexicon, validation_fraction=0.05, test_fraction=0.05):
             entries,
             lexicon.skipped if name == "train" else 0,
             lexicon.reasons if name == "train" else collections.Counter(),
+            lexicon.lines if name == "train" else {},
         )
         for name, entries in splits.items()
     }

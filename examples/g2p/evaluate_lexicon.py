@@ -5,7 +5,8 @@
 
 The file is read as `train --lexicon` reads one (`data.read_lexicon`:
 `WORD<TAB>PHONES` lines, or CMUdict's own `WORD  PHONES`; stress digits
-removed; malformed lines skipped and counted). A word on several lines has
+removed; malformed lines skipped and counted, the first of each reason
+named by their numbers). A word on several lines has
 several references: its hypothesis is scored against the closest one, as
 on the run's own splits (`evaluate.evaluate`).
 """
@@ -34,10 +35,13 @@ def evaluate_lexicon(
     Returns:
         `{"greedy": metrics}`, plus `"beam"` when `beam_width` is
         positive, as `evaluate.evaluate_run`; each with `skipped` (the
-        lines skipped on reading) and `skip_reasons`.
+        lines skipped on reading), `skip_reasons` and `skip_report` (the
+        reasons with the numbers of the lines, `data.skip_report`).
 
     Raises:
-        ValueError: if the file holds no usable entry.
+        ValueError: if `run_dir` holds no run.
+        CliError: if the file cannot be read or holds no usable entry
+            (`data.read_lexicon`).
     """
     if not os.path.exists(os.path.join(run_dir, run_lib.RUN_CONFIG)):
         raise ValueError(
@@ -45,15 +49,11 @@ def evaluate_lexicon(
             f"run_dir={run_dir!r}"
         )
     lexicon = data_lib.read_lexicon(path)
-    if not len(lexicon):
-        raise ValueError(
-            f"No usable entry in the lexicon: {lexicon.skipped} lines "
-            f"skipped ({dict(lexicon.reasons)}). Received: path={path!r}"
-        )
     if max_words is not None:
         lexicon.entries = dict(list(lexicon.entries.items())[:max_words])
     out = eval_lib.score_run(run_dir, lexicon, saved_model, beam_width)
     for metrics in out.values():
         metrics["skipped"] = lexicon.skipped
         metrics["skip_reasons"] = dict(lexicon.reasons)
+        metrics["skip_report"] = data_lib.skip_report(lexicon)
     return out

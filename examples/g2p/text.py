@@ -11,7 +11,13 @@ vocabularies are fixed, so a run directory needs no vocabulary file.
   no `[START]`.
 - Target: phones separated by spaces (`"HH AH L OW"`), `WhitespaceTokenizer`
   over the 39 ARPAbet phones without punctuation splitting.
+
+`outside_alphabet(word)` names the characters of a word that the source
+side reads as `[UNK]` (digits, accented letters), for `translate`'s
+warning.
 """
+
+import unicodedata
 
 from examples.g2p.data import PHONES
 from keras_attention.seq2seq.tokens import RESERVED_TOKENS
@@ -26,6 +32,18 @@ TARGET_VOCABULARY = list(RESERVED_TOKENS) + list(PHONES)
 MAX_TOKENS = 48
 # Sources end with [END] (`Translator`'s `source_end_token`).
 SOURCE_END_TOKEN = True
+
+
+def outside_alphabet(word):
+    """The characters of `word` outside `LETTERS`, each once, in order, as
+    the source tokenizer reads the word (NFKC, lower-cased, whitespace
+    dropped): those it reads as `[UNK]`. `""` when there is none.
+
+    Example: `outside_alphabet("Café 42")` is `"é42"`.
+    """
+    text = unicodedata.normalize("NFKC", word).lower()
+    outside = (c for c in text if c not in LETTERS and not c.isspace())
+    return "".join(dict.fromkeys(outside))
 
 
 def make_tokenizers():

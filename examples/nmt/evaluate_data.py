@@ -7,7 +7,8 @@
 
 The test set is read as `train --data` reads its data (`data.load_corpus`:
 an Anki/Tatoeba file, a two-column TSV, two line-aligned files, `.gz`
-accepted; malformed lines are skipped and counted), in the run's own
+accepted, a byte-order mark and CRLF read; malformed lines are skipped and
+counted, a line that is not UTF-8 is an error naming it), in the run's own
 direction unless `--direction` says otherwise, and scored with the metrics
 of `evaluate.evaluate` (BLEU, chrF, exact match; greedy and beam search).
 No filtering by length: every pair of the file counts.
@@ -48,6 +49,8 @@ def evaluate_data(
 
     Raises:
         ValueError: if the files hold no usable pair.
+        CliError: if a file is missing or a line is not UTF-8 (naming
+            the file and the line).
     """
     data_config, text_config, _, _ = run_lib.load_run_config(run_dir)
     corpus = data_lib.load_corpus(

@@ -4,95 +4,57 @@ The Anki/Tatoeba format of the TensorFlow tutorials
 (`English<TAB>Other[<TAB>attribution]`), plain two-column TSV, two
 line-aligned files (`train.de` / `train.en`), `.gz` accepted, and
 TensorFlow Datasets names (needs network access and
-`tensorflow-datasets`). Malformed lines are skipped and counted by reason;
-file errors become `ValueError`s that name the file (and the line).
+`tensorflow-datasets`).
+
+Files are read as every file of the command line
+(`keras_attention.cli.io.iter_lines`): UTF-8 with or without a byte-order
+mark, LF or CRLF line ends. Malformed lines (wrong number of columns, an
+empty side) are skipped and counted by reason; what stops the reading (a
+missing file, a directory, a damaged `.gz`, a line that is not UTF-8 or
+holds a NUL byte) is a `CliError` that names the file, and the line.
 """
 
 import collections
-import gzip
 import os
 import re
-import zlib
 
 from examples.nmt.corpus import Corpus
+from keras_attention.cli.errors import CliError
+from keras_attention.cli.io import iter_lines
 
 # Directions of an Anki file: Other -> English, or English -> Other.
 DIRECTIONS = ("to-english", "from-english")
+# The flag that names the files in the messages.
+FLAG = "--data"
 
 
-class _Lines:
-    """The raw lines of a data file, as a context manager.
+def _lines(path):
+    """`(line_number, text)` of each line of a data file (`.gz` too).
 
-    Errors of the file (missing, a directory, unreadable, a corrupt `.gz`)
-    become `ValueError`s that name the file, and the line for read errors,
-    instead of tracebacks from deep inside `gzip` or `zlib`.
+    A NUL character is refused as a byte that is not UTF-8 is: it is what
+    UTF-16 files (and binary files) look like when read as UTF-8.
     """
-
-    def __init__(self, path):
-        self.path = str(path)
-        self.number = 0
-        try:
-            if self.path.endswith(".gz"):
-                self.file = gzip.open(self.path, "rb")
-            else:
-                self.file = open(self.path, "rb")
-        except OSError as e:
-            raise ValueError(
-                f"Cannot open the data file {self.path!r}: {e.strerror or e}"
-            ) from None
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc_info):
-        self.file.close()
-
-    def __iter__(self):
-        try:
-            for raw in self.file:
-                self.number += 1
-                yield raw
-        except (OSError, EOFError, zlib.error) as e:
-            raise ValueError(
-                f"Cannot read the data file {self.path!r} at line "
-                f"{self.number + 1}: {e}"
-            ) from None
-
-
-def _open_text(path):
-    """Opens a text file (`.gz` transparently) for reading bytes by line."""
-    return _Lines(path)
-
-
-def _decode(raw):
-    """The line as text, or `None` if it is not UTF-8 text.
-
-    A NUL character counts as not UTF-8: it is what UTF-16 files (and
-    binary files) look like when read as UTF-8.
-    """
-    try:
-        text = raw.decode("utf-8").rstrip("\r\n")
-    except UnicodeDecodeError:
-        return None
-    return None if "\x00" in text else text
+    path = str(path)
+    for number, line in iter_lines(path, FLAG):
+        if "\x00" in line:
+            raise CliError(
+                f"{path}:{number}: NUL byte, not UTF-8 text (a UTF-16 or "
+                "binary file?); save the file as UTF-8"
+            )
+        yield number, line
 
 
 def _read_columns(path, min_columns, max_columns, reasons):
     """Yields the tab-separated columns of each well-formed line."""
-    with _open_text(path) as f:
-        for raw in f:
-            line = _decode(raw)
-            if line is None:
-                reasons["invalid UTF-8"] += 1
-                continue
-            if not line.strip():
-                reasons["empty line"] += 1
-                continue
-            columns = line.split("\t")
-            if not min_columns <= len(columns) <= max_columns:
-                reasons[f"not {min_columns}-{max_columns} columns"] += 1
-                continue
-            yield columns
+    for _, line in _lines(path):
+        if not line.strip():
+            reasons["empty line"] += 1
+            continue
+        columns = line.split("\t")
+        if not min_columns <= len(columns) <= max_columns:
+            reasons[f"not {min_columns}-{max_columns} columns"] += 1
+            continue
+        yield columns
 
 
 def _keep_pair(source, target, reasons):
@@ -112,8 +74,13 @@ def read_anki(path, direction="to-english"):
             tutorial) or `"from-english"`.
 
     Returns:
-        A `Corpus`; malformed lines (not 2 or 3 columns, an empty side,
-        invalid UTF-8) are skipped and counted.
+        A `Corpus`; malformed lines (not 2 or 3 columns, an empty side)
+        are skipped and counted.
+
+    Raises:
+        CliError: naming the file (and the line) of what stops the
+            reading: a missing file, a damaged `.gz`, a line that is not
+            UTF-8.
     """
     if direction not in DIRECTIONS:
         raise ValueError(
@@ -147,28 +114,23 @@ def read_tsv(path):
 def read_parallel(source_path, target_path):
     """Reads two line-aligned files (e.g. `train.de` and `train.en`).
 
-    A pair with an empty or undecodable side is skipped and counted, and so
-    are the extra lines of the longer file.
+    A pair with an empty side is skipped and counted, and so are the extra
+    lines of the longer file.
     """
     reasons = collections.Counter()
     pairs = []
-    with _open_text(source_path) as fs, _open_text(target_path) as ft:
-        source_lines, target_lines = iter(fs), iter(ft)
-        while True:
-            raw_source = next(source_lines, None)
-            raw_target = next(target_lines, None)
-            if raw_source is None and raw_target is None:
-                break
-            if raw_source is None or raw_target is None:
-                reasons["unpaired line (files differ in length)"] += 1
-                continue
-            source, target = _decode(raw_source), _decode(raw_target)
-            if source is None or target is None:
-                reasons["invalid UTF-8"] += 1
-                continue
-            pair = _keep_pair(source, target, reasons)
-            if pair:
-                pairs.append(pair)
+    source_lines, target_lines = _lines(source_path), _lines(target_path)
+    while True:
+        source = next(source_lines, None)
+        target = next(target_lines, None)
+        if source is None and target is None:
+            break
+        if source is None or target is None:
+            reasons["unpaired line (files differ in length)"] += 1
+            continue
+        pair = _keep_pair(source[1], target[1], reasons)
+        if pair:
+            pairs.append(pair)
     return Corpus(pairs=pairs, skipped=sum(reasons.values()), reasons=reasons)
 
 
@@ -218,15 +180,12 @@ def detect_format(path):
     name = os.path.basename(str(path))
     if re.fullmatch(r"[a-z]{3}(-[a-z]{3})?\.txt(\.gz)?", name):
         return "anki"
-    with _open_text(path) as f:
-        for i, raw in enumerate(f):
-            line = _decode(raw)
-            if line:
-                columns = line.split("\t")
-                if len(columns) == 3 and re.search(
-                    r"CC-BY|tatoeba", columns[2], re.IGNORECASE
-                ):
-                    return "anki"
-            if i >= 200:
-                break
+    for number, line in _lines(path):
+        columns = line.split("\t")
+        if len(columns) == 3 and re.search(
+            r"CC-BY|tatoeba", columns[2], re.IGNORECASE
+        ):
+            return "anki"
+        if number > 200:
+            break
     return "tsv"

@@ -1,8 +1,11 @@
 """The text reader of every file the command line reads.
 
-UTF-8 with or without a byte-order mark, LF or CRLF line ends; a byte that
-is not UTF-8 is reported with its line number. Blank lines are skipped.
+UTF-8 with or without a byte-order mark, LF or CRLF line ends, a `.gz`
+file decompressed; a byte that is not UTF-8 is reported with its line
+number. Blank lines are skipped.
 
+- `iter_lines(path)`: `(line_number, text)` of every line, as it is read;
+- `read_lines(path)`: the same, as a list;
 - `read_texts(path)`: one text a line;
 - `read_pairs(path, data_format, target_file)`: sentence pairs, from a TSV
   file (`source<TAB>target`, further columns ignored) or from two aligned
@@ -17,7 +20,9 @@ from typing import Optional
 from typing import Tuple
 
 import codecs
+import gzip
 import os
+import zlib
 
 from keras_attention.cli.errors import CliError
 
@@ -38,26 +43,48 @@ def _decode(raw: bytes, name: str, number: int) -> str:
     return text[:-1] if text.endswith("\r") else text
 
 
-def _read_bytes(path: str, flag: str) -> bytes:
+def _open(path: str, flag: str) -> BinaryIO:
     if not os.path.exists(path):
         raise CliError(f"{flag} {path}: no such file")
     if os.path.isdir(path):
         raise CliError(f"{flag} {path}: is a directory, not a text file")
     try:
-        with open(path, "rb") as f:
-            return f.read()
+        if path.endswith(".gz"):
+            return gzip.open(path, "rb")
+        return open(path, "rb")
     except OSError as e:
         raise CliError(f"{flag} {path}: cannot read ({e.strerror})") from None
 
 
-def read_lines(path: str, flag: str = "--file") -> List[Tuple[int, str]]:
+def iter_lines(path: str, flag: str = "--file") -> Iterator[Tuple[int, str]]:
     """Every line of a file as `(line_number, text)`, blank ones included,
-    numbered from 1; a last line end makes no extra line."""
-    data = _read_bytes(path, flag)
-    raws = data.split(b"\n")
-    if raws and raws[-1] == b"":
-        raws.pop()
-    return [(n, _decode(raw, path, n)) for n, raw in enumerate(raws, 1)]
+    numbered from 1, as it is read (a large file is never held whole); a
+    last line end makes no extra line. A `.gz` file is decompressed.
+
+    Args:
+        path: The file.
+        flag: The flag that named the file, for the messages.
+
+    Raises:
+        CliError: for a missing or unreadable file, a damaged `.gz`, or a
+            line that is not UTF-8 (naming the line).
+    """
+    path = os.fspath(path)
+    number = 0
+    with _open(path, flag) as f:
+        try:
+            for number, raw in enumerate(f, 1):
+                yield number, _decode(raw.rstrip(b"\n"), path, number)
+        except (OSError, EOFError, zlib.error) as e:
+            reason = getattr(e, "strerror", None) or e
+            raise CliError(
+                f"{flag} {path}: cannot read line {number + 1} ({reason})"
+            ) from None
+
+
+def read_lines(path: str, flag: str = "--file") -> List[Tuple[int, str]]:
+    """Every line of a file as `(line_number, text)` (`iter_lines`)."""
+    return list(iter_lines(path, flag))
 
 
 def read_texts(path: str, flag: str = "--file") -> List[str]:

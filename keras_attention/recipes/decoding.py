@@ -10,7 +10,8 @@ Both export `keras_attention.serving.TranslatorModule`:
 - `decoding_arguments`: `--n-best K`, `--sample` (`--temperature`,
   `--top-k`, `--top-p`, `--seed`) and `--prefix TEXT`, which choose the
   signature `translate_texts` calls (`nbest`, `sample`, `complete`; else
-  `serving_default` or `beam`);
+  `serving_default` or `beam`); `check_decoding_arguments` checks them
+  with `--beam-width` (`check_beam_width`), before any model is loaded;
 - `text_grid` and `save_heatmaps`: the attention of translated inputs.
 """
 
@@ -23,6 +24,9 @@ from typing import Sequence
 from typing import Tuple
 
 import argparse
+import math
+
+from keras_attention.serving.limits import MAX_BEAM_WIDTH
 
 
 def export_option_arguments(parser: argparse.ArgumentParser) -> None:
@@ -110,6 +114,83 @@ def decoding_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _out_of_range(flag: str, allowed: str, value: Any) -> ValueError:
+    return ValueError(f"{flag} must be {allowed}. Received: {flag} {value}")
+
+
+def check_beam_width(args: argparse.Namespace) -> None:
+    """Checks `--beam-width`: from 0 (greedy only) to `MAX_BEAM_WIDTH`,
+    the widest beam the SavedModel searches (it would search that one
+    instead of a wider one asked for).
+
+    Raises:
+        ValueError: naming the flag and the range.
+    """
+    width = getattr(args, "beam_width", None)
+    if width is not None and not 0 <= width <= MAX_BEAM_WIDTH:
+        raise _out_of_range(
+            "--beam-width", f"from 0 (greedy only) to {MAX_BEAM_WIDTH} (the "
+            "widest beam of the SavedModel)", width,
+        )
+
+
+def check_decoding_arguments(args: argparse.Namespace) -> None:
+    """Checks the flags of `decoding_arguments` and `--beam-width`
+    together, before any model is loaded.
+
+    `--beam-width` goes with greedy decoding and `--prefix`, not with
+    `--n-best` (whose beam is K wide) or `--sample`; `--temperature`,
+    `--top-k`, `--top-p` and `--seed` need `--sample`.
+
+    Raises:
+        ValueError: naming the flag and what it allows.
+    """
+    check_beam_width(args)
+    width = getattr(args, "beam_width", 0)
+    sampling = {
+        "--temperature": args.temperature, "--top-k": args.top_k,
+        "--top-p": args.top_p, "--seed": args.seed,
+    }
+    given = {k: v for k, v in sampling.items() if v is not None}
+    if given and not args.sample:
+        raise ValueError(
+            f"{', '.join(given)} need --sample (they set how translations "
+            "are drawn). Received: "
+            + " ".join(f"{k} {v}" for k, v in given.items())
+            + " without --sample"
+        )
+    if args.n_best is not None:
+        if not 1 <= args.n_best <= MAX_BEAM_WIDTH:
+            raise _out_of_range(
+                "--n-best", f"from 1 to {MAX_BEAM_WIDTH} (the widest beam "
+                "of the SavedModel)", args.n_best,
+            )
+        if width:
+            raise ValueError(
+                "--n-best K searches with a beam of width K: it does not "
+                f"go with --beam-width. Received: --n-best {args.n_best} "
+                f"--beam-width {width}"
+            )
+    if not args.sample:
+        return
+    if width:
+        raise ValueError(
+            "--sample draws the translations: it does not go with "
+            f"--beam-width (beam search). Received: --beam-width {width}"
+        )
+    temperature, top_k, top_p = args.temperature, args.top_k, args.top_p
+    if temperature is not None and not 0 <= temperature < math.inf:
+        raise _out_of_range(
+            "--temperature", "a finite number >= 0 (0: greedy)", temperature
+        )
+    if top_k is not None and top_k < 1:
+        raise _out_of_range("--top-k", "at least 1 (default: all)", top_k)
+    if top_p is not None and not 0 < top_p <= 1:
+        raise _out_of_range("--top-p", "in (0, 1] (default 1: all)", top_p)
+    if args.seed is not None and args.seed < 0:
+        raise _out_of_range("--seed", "0 or more", args.seed)
+
+
 def _decoder(
     args: argparse.Namespace, path: str
 ) -> Tuple[Callable[[Any], Any], int]:
@@ -118,18 +199,7 @@ def _decoder(
 
     from keras_attention import serving as export_lib
 
-    sampling = {
-        "temperature": args.temperature, "top_k": args.top_k,
-        "top_p": args.top_p, "seed": args.seed,
-    }
-    given = sorted(k for k, v in sampling.items() if v is not None)
-    if given and not args.sample:
-        raise ValueError(f"{given} need --sample. Received: {given}")
     if args.n_best is not None:
-        if args.n_best < 1:
-            raise ValueError(
-                f"--n-best must be at least 1. Received: {args.n_best}"
-            )
         nbest = export_lib.load_signature(path, "nbest")
         k = tf.constant(args.n_best, tf.int32)
 
@@ -147,12 +217,6 @@ def _decoder(
         return translate_fn, min(args.n_best, export_lib.MAX_BEAM_WIDTH)
     if args.sample:
         top_p = 1.0 if args.top_p is None else args.top_p
-        if not 0.0 < top_p <= 1.0:
-            raise ValueError(f"--top-p must be in (0, 1]. Received: {top_p}")
-        if args.seed is not None and args.seed < 0:
-            raise ValueError(
-                f"--seed must be non-negative. Received: {args.seed}"
-            )
         sample = export_lib.load_signature(path, "sample")
         inputs = {
             "temperature": tf.constant(
@@ -193,6 +257,7 @@ def translate_texts(
     """
     from keras_attention import serving
 
+    check_decoding_arguments(args)
     translate_fn, per_text = _decoder(
         args, serving.resolve_saved_model(args.model)
     )

@@ -8,8 +8,11 @@
   `add_serve_command` (each recipe adds its own flags to what they
   return);
 - `beam_width_argument`, `read_texts`, `report_metrics`;
-- `run_main`: parse, run the command, turn a `ValueError` (bad input)
-  into a message and exit status 2.
+- the checks of the commands' flags, run before the command:
+  `check_epochs`, `check_at_least_one` (and `decoding.check_beam_width`,
+  `decoding.check_decoding_arguments`);
+- `run_main`: parse, check, run the command, turn a `ValueError` (bad
+  input) into a message and exit status 2.
 
 A recipe's `__main__` sets `keras_attention.cli.launch`'s
 `QUIET_START_VARIABLE` before it imports anything: Keras then starts
@@ -35,8 +38,10 @@ from keras_attention.cli.errors import EXIT_INTERRUPTED
 from keras_attention.cli.errors import EXIT_USAGE
 from keras_attention.cli.errors import CliError
 from keras_attention.cli.errors import one_line
+from keras_attention.cli import io as text_io
 from keras_attention.recipes import decoding as decoding_cli
 from keras_attention.serving.limits import DEFAULT_BEAM_WIDTH
+from keras_attention.serving.limits import MAX_BEAM_WIDTH
 from keras_attention.training.splits import SPLIT_NAMES
 
 
@@ -107,32 +112,67 @@ def configs_from_args(
     return tuple(configs)
 
 
+def check_epochs(args: argparse.Namespace) -> None:
+    """Checks `--epochs` (of `train` and `demo`): at least 1."""
+    epochs = getattr(args, _dest("train", "epochs"), None)
+    if epochs is not None and epochs < 1:
+        raise ValueError(
+            "--epochs must be at least 1 (the passes over the training "
+            f"data). Received: --epochs {epochs}"
+        )
+
+
+def check_at_least_one(flag: str) -> Callable[[argparse.Namespace], None]:
+    """The check of an optional count flag (`--max-examples`): absent, or
+    at least 1."""
+    dest = flag.lstrip("-").replace("-", "_")
+
+    def check(args: argparse.Namespace) -> None:
+        value = getattr(args, dest, None)
+        if value is not None and value < 1:
+            raise ValueError(
+                f"{flag} must be at least 1 (default: all). Received: "
+                f"{flag} {value}"
+            )
+
+    return check
+
+
 def beam_width_argument(
     parser: argparse.ArgumentParser, default: int, what: str
 ) -> None:
     parser.add_argument(
         "--beam-width", type=int, default=default,
-        help=f"{what} beam search of this width "
-        "(default %(default)s; 0: greedy only)",
+        help=f"{what} beam search of this width, at most "
+        f"{MAX_BEAM_WIDTH} (default %(default)s; 0: greedy only)",
     )
 
 
 def read_texts(args: argparse.Namespace) -> List[str]:
     """The inputs of a `translate` command: `args.text`, then the lines of
-    `args.file`, else the lines of stdin."""
-    # Undecodable bytes (arguments, a file or stdin in another encoding)
-    # become U+FFFD instead of stopping the command.
+    `args.file`, else the lines of stdin.
+
+    The file and stdin are read as every file of the command line
+    (`keras_attention.cli.io`): UTF-8 with or without a byte-order mark,
+    LF or CRLF; blank lines skipped.
+
+    Raises:
+        CliError: for a missing file, a file without text, or a line that
+            is not UTF-8 (naming the line).
+    """
+    # Arguments in another encoding: U+FFFD for the undecodable bytes.
     texts = [
         t.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
         for t in args.text
     ]
     if args.file:
-        with open(args.file, encoding="utf-8", errors="replace") as f:
-            texts += [line.rstrip("\n") for line in f if line.strip()]
+        texts += text_io.read_texts(args.file, "--file")
     if not texts:
-        if hasattr(sys.stdin, "reconfigure"):
-            sys.stdin.reconfigure(errors="replace")
-        texts = [line.rstrip("\n") for line in sys.stdin if line.strip()]
+        stdin = getattr(sys.stdin, "buffer", None)
+        if stdin is None:  # a text stream put in place of stdin
+            texts = [line.strip() for line in sys.stdin if line.strip()]
+        else:
+            texts = [text for _, text in text_io.iter_stream(stdin)]
     return texts
 
 
@@ -161,8 +201,11 @@ def run_main(
 ) -> int:
     """Parses `argv`, runs `args.func(args)`; returns the exit status.
 
-    A user's error (`ValueError`, `CliError`, `OSError`: bad data files,
-    run directories, settings) is one line `PROG COMMAND: error: ...` and
+    The command's checks (`args.checks`, set by the `add_*_command`
+    functions: flags out of range or that do not go together) run first,
+    before any file is read or model loaded. A user's error
+    (`ValueError`, `CliError`, `OSError`: bad flags, bad data files, run
+    directories, settings) is one line `PROG COMMAND: error: ...` and
     status 2, not a traceback (with the environment variable
     `debug_variable` set, the traceback). Ctrl-C is one line and status
     130; `train` says that the run resumes from its last finished epoch
@@ -170,6 +213,8 @@ def run_main(
     """
     args = parser.parse_args(argv)
     try:
+        for check in getattr(args, "checks", ()):
+            check(args)
         return args.func(args)
     except KeyboardInterrupt:
         note = ""
@@ -236,7 +281,7 @@ def add_train_command(
         "without it",
     )
     add_configs(p)
-    p.set_defaults(func=func)
+    p.set_defaults(func=func, checks=(check_epochs,))
     return p
 
 
@@ -279,7 +324,9 @@ def add_translate_command(
     )
     beam_width_argument(p, 0, f"{verb} with")
     decoding_cli.decoding_arguments(p)
-    p.set_defaults(func=func)
+    p.set_defaults(
+        func=func, checks=(decoding_cli.check_decoding_arguments,)
+    )
     return p
 
 
@@ -304,10 +351,16 @@ def add_evaluate_command(
         "--saved-model", default=None,
         help="default: RUN/export (exported if missing)",
     )
-    p.add_argument(max_flag, type=int, default=None)
+    p.add_argument(
+        max_flag, type=int, default=None, metavar="N",
+        help="score the first N only (default: all)",
+    )
     p.add_argument("--json", help="also write the metrics to this JSON file")
     beam_width_argument(p, DEFAULT_BEAM_WIDTH, "also evaluate")
-    p.set_defaults(func=func)
+    p.set_defaults(
+        func=func,
+        checks=(decoding_cli.check_beam_width, check_at_least_one(max_flag)),
+    )
     return p
 
 
@@ -328,5 +381,7 @@ def add_demo_command(
     )
     beam_width_argument(p, DEFAULT_BEAM_WIDTH, "also decode and evaluate with")
     add_configs(p)
-    p.set_defaults(func=func)
+    p.set_defaults(
+        func=func, checks=(decoding_cli.check_beam_width, check_epochs)
+    )
     return p
