@@ -217,6 +217,22 @@ def test_g2p_lexicon_bom_crlf_and_numbered_skips(tmp_path):
     )
 
 
+def test_g2p_training_keeps_the_numbers_of_skipped_lines(tmp_path):
+    """`max_words` keeps the skipped lines' numbers, which the training
+    log line reports (`skip_report`)."""
+    from examples.g2p import config as g2p_config
+    from examples.g2p import train as g2p_train
+
+    path = tmp_path / "lexicon.tsv"
+    path.write_bytes(b"hello\tHH AH L OW\nbad\tXX\nread\tR IY D\n")
+    config = g2p_config.G2PDataConfig(lexicon=str(path), max_words=1)
+    lexicon = g2p_train.load_lexicon(config)
+    assert len(lexicon) == 1
+    assert g2p_data.skip_report(lexicon) == "unknown phone (1): line 2"
+    splits = g2p_train.load_splits(config)
+    assert g2p_data.skip_report(splits["train"]) == "unknown phone (1): line 2"
+
+
 @pytest.mark.parametrize(
     "content, message",
     [

@@ -40,11 +40,13 @@ def load_lexicon(data_config):
             {w: lexicon.entries[w] for w in sorted(keep)},
             lexicon.skipped,
             lexicon.reasons,
+            lexicon.lines,
         )
     if not len(lexicon):
         raise ValueError(
             f"No usable words in lexicon={data_config.lexicon!r}: "
-            f"{lexicon.skipped} entries skipped ({dict(lexicon.reasons)})"
+            f"{lexicon.skipped} entries skipped "
+            f"({data_lib.skip_report(lexicon)})"
         )
     return lexicon
 
@@ -90,7 +92,9 @@ def train(run_dir, data_config, model_config, train_config, log=print,
     log(
         "data: "
         + ", ".join(f"{n} {len(s)} words" for n, s in splits.items())
-        + f" ({splits['train'].skipped} entries skipped)"
+        + f" ({splits['train'].skipped} entries skipped"
+        + (f": {data_lib.skip_report(splits['train'])})"
+           if splits["train"].skipped else ")")
     )
     source, target = make_processors()
     model_config = training_runs.with_vocabularies(
