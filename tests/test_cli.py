@@ -505,3 +505,21 @@ def test_a_recipes_run_directory_is_a_model(tmp_path, capsys):
     (broken / "model.weights.h5").unlink()
     status, _, err = call(capsys, "translate", "--model", broken, text)
     assert_user_error(status, err, str(broken), "has not finished training")
+
+
+def test_a_saved_model_says_when_it_cuts_or_answers_empty(exported, capsys):
+    """A SavedModel cuts a text over `MAX_INPUT_CHARS` characters and
+    answers a blank one with "": the command line says both, one
+    `warning:` line each, as it does for a .keras model."""
+    from keras_attention.seq2seq.tokens import MAX_INPUT_CHARS
+
+    long_text = "le chat " * (MAX_INPUT_CHARS // 8 + 10)
+    status, out, err = call(capsys, "translate", "--model", exported,
+                            "le chat", "  ", long_text)
+    assert status == 0, err
+    assert len(out.split("\n")) == 4 and out.split("\n")[1] == ""
+    warnings = [line for line in err.splitlines() if line.startswith("warning:")]
+    assert len(warnings) == 2, err
+    assert "no token" in warnings[0] and "texts[1]" in warnings[0]
+    assert "longer than the model reads" in warnings[1]
+    assert "texts[2]" in warnings[1] and "Traceback" not in err

@@ -395,3 +395,26 @@ def test_g2p_translate_warns_about_characters_outside_the_alphabet(capsys):
         prefix + "'café' has characters outside the alphabet (a-z and '): "
         "'é', read as [UNK]",
     ]
+
+
+def test_nmt_translate_says_when_a_text_is_empty_or_cut(capsys):
+    """The recipe's `translate` (a SavedModel) says, one `warning:` line
+    each, that an empty text translates to "" and that a text over
+    `MAX_INPUT_CHARS` characters is translated cut."""
+    from keras_attention.seq2seq.tokens import MAX_INPUT_CHARS
+
+    long_text = "lundi " * (MAX_INPUT_CHARS // 6 + 10)
+    status = nmt_cli.main([
+        "translate", "--model", tiny_runs.nmt_export(), "lundi 3 mai 1999",
+        " ", long_text,
+    ])
+    out, err = capsys.readouterr()
+    assert status == 0, err
+    assert len(out.splitlines()) == 3
+    lines = err.splitlines()
+    assert len(lines) == 2, err
+    assert all(
+        line.startswith("python -m examples.nmt translate: warning: ")
+        for line in lines
+    )
+    assert "no token" in lines[0] and "longer than the model reads" in lines[1]

@@ -156,19 +156,11 @@ class SavedModelDecoder(Decoder):
             self.function = lambda text: signature(text=text, **arguments)
 
     def decode(self, texts: List[str]) -> List[Hypotheses]:
-        # The SavedModel answers a blank text with "": the warning is
-        # `Translator`'s, which the SavedModel cannot give.
-        blank = sum(1 for text in texts if not text.strip())
-        if blank:
-            import warnings
+        # The SavedModel answers a blank text with "" and cuts a long one:
+        # the warnings are `Translator`'s, which the SavedModel cannot give.
+        from keras_attention.translator.translating import warn_about_texts
 
-            from keras_attention.translator import TranslationWarning
-
-            warnings.warn(
-                f"{blank} of {len(texts)} texts have no token (empty or "
-                'blank): their translation is "".',
-                TranslationWarning,
-            )
+        warn_about_texts(texts)
         import numpy as np
         import tensorflow as tf
 

@@ -256,8 +256,10 @@ def translate_texts(
         `score`])]`.
     """
     from keras_attention import serving
+    from keras_attention.translator.translating import warn_about_texts
 
     check_decoding_arguments(args)
+    warn_about_texts(texts)
     translate_fn, per_text = _decoder(
         args, serving.resolve_saved_model(args.model)
     )

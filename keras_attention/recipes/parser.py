@@ -33,6 +33,7 @@ import dataclasses
 import json
 import os
 import sys
+import warnings
 
 from keras_attention.cli.errors import EXIT_INTERRUPTED
 from keras_attention.cli.errors import EXIT_USAGE
@@ -194,6 +195,24 @@ def report_metrics(
     return 0
 
 
+def _warnings_as_lines(prefix: str) -> None:
+    """Shows what a user must know of their texts (`TranslationWarning`:
+    an empty text, a text cut) as one line `PREFIX: warning: ...` each, on
+    stderr."""
+    from keras_attention.translator import TranslationWarning
+
+    def show(message: Warning, category: type, *_: Any, **__: Any) -> None:
+        if issubclass(category, TranslationWarning):
+            print(f"{prefix}: warning: {one_line(message)}", file=sys.stderr,
+                  flush=True)
+        else:
+            default(message, category, *_, **__)
+
+    default = warnings.showwarning
+    warnings.filterwarnings("always", category=TranslationWarning)
+    warnings.showwarning = show
+
+
 def run_main(
     parser: argparse.ArgumentParser,
     argv: Optional[Sequence[str]] = None,
@@ -209,9 +228,22 @@ def run_main(
     status 2, not a traceback (with the environment variable
     `debug_variable` set, the traceback). Ctrl-C is one line and status
     130; `train` says that the run resumes from its last finished epoch
-    (`keras.callbacks.BackupAndRestore` wrote it at the epoch's end).
+    (`keras.callbacks.BackupAndRestore` wrote it at the epoch's end). A
+    `TranslationWarning` (an empty text, a text cut) is one line
+    `PROG COMMAND: warning: ...`.
     """
     args = parser.parse_args(argv)
+    with warnings.catch_warnings():  # restored on return
+        _warnings_as_lines(f"{parser.prog} {args.command}")
+        return _run(parser, args, debug_variable)
+
+
+def _run(
+    parser: argparse.ArgumentParser,
+    args: argparse.Namespace,
+    debug_variable: str,
+) -> int:
+    """Runs the checks and the command of `run_main`."""
     try:
         for check in getattr(args, "checks", ()):
             check(args)

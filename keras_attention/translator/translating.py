@@ -32,6 +32,47 @@ class TranslationWarning(UserWarning):
     translation is `""`) or longer than the model reads (cut)."""
 
 
+def warn_about_texts(
+    texts: Sequence[str],
+    counts: Optional[Sequence[int]] = None,
+    room: Optional[int] = None,
+    stacklevel: int = 2,
+) -> None:
+    """Warns (`TranslationWarning`, one warning each) about the texts
+    without a token, which translate to `""`, and the texts longer than a
+    model reads, which translate cut: more than `MAX_INPUT_CHARS`
+    characters or, where `counts` (tokens per text) and `room` (the tokens
+    the model reads) are known, more than `room` tokens. Without `counts`
+    (a SavedModel's client), a blank text is one without a token."""
+    if counts is None:
+        counts = [1 if text.strip() else 0 for text in texts]
+    empty = [i for i, n in enumerate(counts) if n == 0]
+    cut = [
+        i
+        for i, (n, text) in enumerate(zip(counts, texts))
+        if (room is not None and n > room) or len(text) > MAX_INPUT_CHARS
+    ]
+    if empty:
+        warnings.warn(
+            f"{len(empty)} of {len(texts)} texts have no token (empty or "
+            f"blank; the first is texts[{empty[0]}]): their translation "
+            'is "".',
+            TranslationWarning,
+            stacklevel=stacklevel,
+        )
+    if cut:
+        limits = f"{MAX_INPUT_CHARS} characters"
+        if room is not None:
+            limits = f"{room} tokens, " + limits
+        warnings.warn(
+            f"{len(cut)} of {len(texts)} texts are longer than the model "
+            f"reads ({limits}; the first is texts[{cut[0]}]): they are "
+            "translated cut there.",
+            TranslationWarning,
+            stacklevel=stacklevel,
+        )
+
+
 def _empty_result(strategy: str) -> dict:
     """The result of a text without a token: no decoding."""
     result = {
@@ -103,28 +144,7 @@ class TranslatorDecoding:
             return []
         counts = self.source_tokenizer.tokenize(texts).row_lengths().numpy()
         room = self.max_tokens - int(self.source_end_token)
-        empty = [i for i, n in enumerate(counts) if n == 0]
-        cut = [
-            i
-            for i, (n, text) in enumerate(zip(counts, texts))
-            if n > room or len(text) > MAX_INPUT_CHARS
-        ]
-        if empty:
-            warnings.warn(
-                f"{len(empty)} of {len(texts)} texts have no token (empty or "
-                f'blank; the first is texts[{empty[0]}]): their translation '
-                'is "".',
-                TranslationWarning,
-                stacklevel=3,
-            )
-        if cut:
-            warnings.warn(
-                f"{len(cut)} of {len(texts)} texts are longer than the model "
-                f"reads ({room} tokens, {MAX_INPUT_CHARS} characters; the "
-                f"first is texts[{cut[0]}]): they are translated cut there.",
-                TranslationWarning,
-                stacklevel=3,
-            )
+        warn_about_texts(texts, counts, room, stacklevel=4)
         return [i for i, n in enumerate(counts) if n > 0]
 
     def _generate_batch(
