@@ -204,8 +204,10 @@ def test_translate_stdin_answers_each_line_and_ctrl_c(model):
         assert all(a.endswith("\n") for a in answers)
         process.send_signal(signal.SIGINT)
         # Stdin stays open until the process ends: it ends by the signal,
-        # not by the end of its input.
-        process.wait(timeout=60)
+        # not by the end of its input. The bound is generous: on a CI
+        # machine with every core busy, the exit (TensorFlow's teardown)
+        # once took over 60 s.
+        process.wait(timeout=TIMEOUT)
         err = process.stderr.read()
     finally:
         if process.poll() is None:
