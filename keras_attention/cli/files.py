@@ -7,6 +7,7 @@ import shutil
 import tempfile
 
 from keras_attention.cli.errors import CliError
+from keras_attention.training import run_dir
 
 
 def check_output(path: str, flag: str, overwrite: bool) -> str:
@@ -24,20 +25,11 @@ def check_output(path: str, flag: str, overwrite: bool) -> str:
 
 def save_atomically(path: str, write: Callable[[str], object]) -> str:
     """Calls `write(temp)` with a temporary file name in the folder of
-    `path` (same extension), then moves it onto `path` with `os.replace`:
-    `path` is either the old file or the whole new one."""
-    folder = os.path.dirname(os.path.abspath(path))
-    name = os.path.basename(path)
-    suffix = os.path.splitext(name)[1]
-    fd, temp = tempfile.mkstemp(prefix=f".{name}.", suffix=suffix, dir=folder)
-    os.close(fd)
-    try:
-        write(temp)
-        os.replace(temp, path)
-    finally:
-        if os.path.exists(temp):
-            os.remove(temp)
-    return path
+    `path` (same ending), then moves it onto `path` with `os.replace`:
+    `path` is either the old file or the whole new one
+    (`keras_attention.training.run_dir.write_atomically`, which writes the
+    runs' files)."""
+    return run_dir.write_atomically(path, write)
 
 
 def save_directory_atomically(
