@@ -1,12 +1,10 @@
 """`TranslatorModule`: strings in, strings out, as a SavedModel.
 
-TensorFlow: a `tf.Module` for `tf.saved_model.save`. It holds a source and
-a target tokenizer (any `Tokenizer`: the examples pass tensorflow-text
-WordPiece or fixed-vocabulary processors) and one trained `Seq2Seq` (or an
-ensemble of them), and each of its `tf.function`s goes from a batch of raw
-strings to translations with TensorFlow ops only, through one decoder of
-`keras_attention.decoding`. `export.export_saved_model` saves it with one
-signature per function (see docs/nmt.md, "Serving").
+TensorFlow: a `tf.Module` for `tf.saved_model.save`. It holds framed
+source and target tokenizers and one trained `Seq2Seq` (or an ensemble),
+and each `tf.function` goes from a batch of raw strings to translations
+with TensorFlow ops only, through a decoder of `keras_attention.decoding`;
+`export.export_saved_model` saves one signature per function.
 """
 
 from typing import Any
