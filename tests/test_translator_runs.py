@@ -109,7 +109,7 @@ def test_export_run_with_an_ensemble_of_itself_translates_as_the_run(
         export_run(run, str(tmp_path / "x"), ensemble=[run, other])
     assert repr(other) in str(info.value)
     translator = Translator.from_run(run)
-    with pytest.raises(ValueError, match=r"members \[1\]"):
+    with pytest.raises(ValueError, match=r"differ: \['ensemble\[1\]'\]"):
         translator.export(
             str(tmp_path / "y"), ensemble=[translator, Translator.from_run(other)]
         )

@@ -7,6 +7,7 @@ weights go to a TensorFlow process, which exports it.
 """
 
 from typing import Any
+from typing import Optional
 from typing import Sequence
 
 import json
@@ -42,19 +43,28 @@ def framing(translator: Any) -> tuple:
     )
 
 
-def check_ensemble(translator: Any, ensemble: Sequence[Any]) -> None:
+def check_ensemble(
+    translator: Any,
+    ensemble: Sequence[Any],
+    names: Optional[Sequence[str]] = None,
+) -> None:
     """Raises a `ValueError` naming the members of `ensemble` whose
     tokenizers or framing differ from `translator`'s (their token ids would
-    not mean the same words)."""
+    not mean the same words): by their `names` (run directories, say), else
+    by their 0-based index."""
     first = framing(translator)
+    names = list(names) if names is not None else [
+        f"ensemble[{i}]" for i in range(len(ensemble))
+    ]
     different = [
-        i for i, member in enumerate(ensemble) if framing(member) != first
+        name for name, member in zip(names, ensemble)
+        if framing(member) != first
     ]
     if different:
         raise ValueError(
-            "An ensemble needs translators with the same vocabularies "
-            "(tokenizers) and `max_tokens` as the first. Received: ensemble "
-            f"members {different} (0-based) that differ"
+            "An ensemble needs members with the same vocabularies "
+            "(tokenizers) and `max_tokens` as the first. Received members "
+            f"that differ: {different}"
         )
 
 

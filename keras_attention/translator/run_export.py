@@ -8,7 +8,7 @@ from typing import Sequence
 
 from keras_attention.training import run_dir as run_dir_lib
 from keras_attention.translator.exporting import export
-from keras_attention.translator.exporting import framing
+from keras_attention.translator.exporting import check_ensemble
 from keras_attention.translator.translator import Translator
 
 
@@ -36,13 +36,6 @@ def export_run(
     """
     translator = Translator.from_run(run_dir)
     members = [Translator.from_run(r) for r in ensemble]
-    first = framing(translator)
-    different = [r for r, m in zip(ensemble, members) if framing(m) != first]
-    if different:
-        raise ValueError(
-            "An ensemble needs runs with the same vocabularies (tokenizers) "
-            f"and `max_tokens` as the first run {run_dir!r}. Received runs "
-            f"that differ: {different}"
-        )
+    check_ensemble(translator, members, names=ensemble)
     path = path or run_dir_lib.run_path(run_dir, run_dir_lib.EXPORT)
     return export(translator, path, ensemble=members, **options)
