@@ -4,12 +4,20 @@
 cell, attention and wiring; `fused_decoder.fused_decode` is the fast loop
 of the configurations it knows) with `scan_steps`. Internal: nothing here
 is re-exported by `keras_attention`.
+
+`portable_loops()` makes the loops traced inside it portable to runtimes
+without TensorFlow's TensorList ops (LiteRT): buffers written by index
+instead of `keras.ops.scan`'s stacked outputs.
 """
 
 from typing import Callable
+from typing import Iterator
 from typing import Optional
 from typing import Sequence
 from typing import Tuple
+
+import contextlib
+import threading
 
 import keras
 from keras import ops
@@ -21,6 +29,29 @@ from keras_attention.rnn.rnn_cells import prepare_dropout_masks
 from keras_attention.rnn.rnn_cells import project_inputs
 from keras_attention.rnn.rnn_cells import reset_dropout_masks
 from keras_attention.typing import Tensor
+
+
+_MODE = threading.local()
+
+
+@contextlib.contextmanager
+def portable_loops() -> Iterator[None]:
+    """Within it, `keras_attention.LSTM`'s inference loop runs on
+    `scan_steps`' buffers, not `keras.ops.scan` (whose TensorFlow loop
+    stacks its outputs in TensorList ops that LiteRT's converter lowers
+    only for a known batch size). For tracing an export; the same
+    results, per thread."""
+    before = getattr(_MODE, "portable", False)
+    _MODE.portable = True
+    try:
+        yield
+    finally:
+        _MODE.portable = before
+
+
+def portable() -> bool:
+    """Whether the caller runs inside `portable_loops()`."""
+    return getattr(_MODE, "portable", False)
 
 
 def scan_steps(

@@ -23,6 +23,7 @@ from typing import Tuple
 import keras
 from keras import ops
 
+from keras_attention.rnn import loops
 from keras_attention.typing import Tensor
 
 
@@ -215,6 +216,17 @@ def _forward(
         return carry, carry
 
     start = (h0, c0, ops.zeros_like(xw[0]))
+    if loops.portable():
+        # No TensorList ops (LiteRT's runtime has no kernels for them when
+        # the batch size is unknown): the loop writes into buffers.
+        def carry_step(carry: dict, inputs: Tensor) -> dict:
+            new, _ = step(tuple(carry[k] for k in "hca"), inputs)
+            return dict(zip("hca", new))
+
+        _, history = loops.scan_steps(
+            carry_step, dict(zip("hca", start)), sequence, "hca"
+        )
+        return history["h"], history["c"], history["a"]
     _, (hs, cs, gates) = ops.scan(step, start, sequence)
     return hs, cs, gates
 

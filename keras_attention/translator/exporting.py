@@ -18,6 +18,15 @@ import tempfile
 
 import keras
 
+# The formats of `Translator.export`, and the options of LiteRT's and ONNX's.
+FORMATS = ("tf_saved_model", "litert", "onnx")
+PORTABLE_OPTIONS = {
+    "quantize",
+    "max_output_tokens",
+    "length_penalty",
+    "coverage_penalty",
+    "convention",
+}
 # The model's config (without its compilation) and the `Seq2Seq`'s weights,
 # not a `.keras` file: another backend's optimizer state does not load into
 # TensorFlow's.
@@ -68,15 +77,36 @@ def check_ensemble(
         )
 
 
+def check_options(format: str, options: dict) -> None:
+    """Raises a `ValueError` naming the `options` that `format` does not
+    take (the SavedModel's `xla` for LiteRT, `quantize` for a SavedModel,
+    ...)."""
+    allowed = PORTABLE_OPTIONS if format in ("litert", "onnx") else None
+    if allowed is None:
+        wrong = sorted(set(options) & {"quantize"})
+    else:
+        wrong = sorted(set(options) - allowed)
+    if wrong:
+        raise ValueError(
+            f"The {format} export takes no {wrong} option. Received: "
+            f"format={format!r}, options={sorted(options)}"
+        )
+
+
 def export(
-    translator: Any, path: str, ensemble: Sequence[Any] = (), **options: Any
+    translator: Any,
+    path: str,
+    ensemble: Sequence[Any] = (),
+    format: str = "tf_saved_model",
+    **options: Any,
 ) -> str:
-    """Exports `translator` to the SavedModel directory `path`; returns
+    """Exports `translator` to `path` in `format` (`FORMATS`); returns
     `path`. With `ensemble` (more translators with the same tokenizers),
-    the SavedModel decodes with all the models, averaging their
-    probabilities. `options` go to `TranslatorModule`
-    (`max_output_tokens`, when missing or `None`, is the translator's
-    `max_tokens`).
+    the export decodes with all the models, averaging their
+    probabilities. `options` go to `TranslatorModule` for a SavedModel,
+    to `keras_attention.portable.convert.export_portable` for LiteRT and
+    ONNX (`max_output_tokens`, when missing or `None`, is the
+    translator's `max_tokens`).
 
     Raises:
         ValueError: for ensemble members whose tokenizers differ; for an
@@ -87,8 +117,13 @@ def export(
     """
     ensemble = list(ensemble)
     check_ensemble(translator, ensemble)
+    check_options(format, options)
     if options.get("max_output_tokens") is None:
         options["max_output_tokens"] = translator.max_tokens
+    if keras.config.backend() == "tensorflow" and format != "tf_saved_model":
+        from keras_attention.portable.convert import export_portable
+
+        return export_portable(translator, path, format, ensemble, **options)
     if keras.config.backend() == "tensorflow":
         from keras_attention.serving import TranslatorModule
         from keras_attention.serving import export_saved_model
@@ -110,7 +145,7 @@ def export(
             f"Received: {len(ensemble)} ensemble members"
         )
     try:
-        encoded = json.dumps(options)
+        encoded = json.dumps(dict(options, format=format))
     except TypeError as e:
         raise ValueError(
             f"On the {keras.config.backend()} backend, `export` options "

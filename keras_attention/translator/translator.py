@@ -210,21 +210,33 @@ class Translator(TranslatorTraining, TranslatorDecoding, keras.Model):
         ensemble: Sequence["Translator"] = (),
         **options: Any,
     ) -> str:
-        """Writes the string-to-string SavedModel (signatures
-        `serving_default`, `greedy`, `beam`, `nbest`, `sample`,
-        `complete`) to `path` and returns `path`; plain TensorFlow serves
-        it without this package (`import tensorflow_text` registers its
-        ops). `ensemble`: more translators with the same tokenizers,
-        decoded together with this one (their probabilities averaged;
-        TensorFlow backend). `options` go to `TranslatorModule` (`xla`,
-        `length_penalty`, `replace_unknown`, `max_output_tokens`, ...).
+        """Writes the translator to `path` and returns `path`.
 
-        On the JAX and PyTorch backends the translator's config and its
-        `Seq2Seq`'s weights go to a TensorFlow process, which exports it."""
+        `format="tf_saved_model"`: the string-to-string SavedModel
+        (signatures `serving_default`, `greedy`, `beam`, `nbest`, `sample`,
+        `complete`); plain TensorFlow serves it without this package
+        (`import tensorflow_text` registers its ops). `options` go to
+        `TranslatorModule` (`xla`, `length_penalty`, `replace_unknown`,
+        `max_output_tokens`, ...).
+
+        `format="litert"` (a `.tflite` file) or `"onnx"` (a `.onnx` file):
+        a model from token ids to greedy or beam-search outputs, with its
+        vocabularies beside it and a Python client
+        (`keras_attention.portable`); `options`: `quantize` (`"float16"`
+        for LiteRT, `"int8"` for both), `max_output_tokens`,
+        `length_penalty`, `coverage_penalty`, `convention`.
+
+        `ensemble`: more translators with the same tokenizers, decoded
+        together with this one (their probabilities averaged; TensorFlow
+        backend). On the JAX and PyTorch backends the translator's config
+        and its `Seq2Seq`'s weights go to a TensorFlow process, which
+        exports it."""
         from keras_attention.translator import exporting
 
-        check_choice("format", format, ("tf_saved_model",))
-        return exporting.export(self, path, ensemble=ensemble, **options)
+        check_choice("format", format, exporting.FORMATS)
+        return exporting.export(
+            self, path, ensemble=ensemble, format=format, **options
+        )
 
     def get_config(self) -> dict:
         serialize = keras.saving.serialize_keras_object
