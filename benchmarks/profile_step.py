@@ -57,12 +57,19 @@ def op_times(logdir: str, by_site: bool = False) -> collections.Counter:
     `main` runs the executor on one inter-op thread, so that ops do not
     overlap and the sum is the step's op time (each op still uses every
     core). `by_site` splits matmuls by layer, forward and gradient."""
+    return op_events(logdir, by_site)[0]
+
+
+def op_events(logdir: str, by_site: bool = False) -> tuple:
+    """`(times, counts)`: microseconds and number of executed ops per op
+    type, over the executor's op events (see `op_times`)."""
     (path,) = glob.glob(os.path.join(logdir, "**", "*.xplane.pb"),
                         recursive=True)
     space = xplane_pb2.XSpace()
     with open(path, "rb") as f:
         space.ParseFromString(f.read())
     totals = collections.Counter()
+    counts = collections.Counter()
 
     def key(name):
         if by_site and "MatMul" in name:
@@ -82,7 +89,8 @@ def op_times(logdir: str, by_site: bool = False) -> collections.Counter:
                 name = names.get(event.metadata_id, "")
                 if ":" in name and "::" not in name:
                     totals[key(name)] += event.duration_ps / 1e6
-    return totals
+                    counts[key(name)] += 1
+    return totals, counts
 
 
 def matmul_rate(m: int, k: int, n: int, dtype: str = "float32",
@@ -190,6 +198,24 @@ def matmul_summary(totals: collections.Counter, steps: int, untraced: float,
             f"({peak:.0f} GFLOP/s, square matmul, same run).")
 
 
+def decode_steps(args) -> int:
+    """Decoding steps per call: every sentence runs to the length limit
+    (the end token's output bias is -1e4); `0` for a train step."""
+    return peers.SIZES[args.quick]["decode_length"] if args.decode else 0
+
+
+def op_count_summary(counts: collections.Counter, calls: int,
+                     steps: int) -> str:
+    """The ops the executor ran per call, and per decoding step: the
+    per-step work a decoding loop does (the encoder's ops, run once per
+    call, count in the per-step figure too, spread over the steps)."""
+    per_call = sum(counts.values()) / calls
+    line = f"Ops executed: {per_call:,.0f} per call"
+    if steps:
+        line += f", {per_call / steps:,.1f} per decoding step ({steps} steps)"
+    return line + "."
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", choices=["sequence", "stepwise"],
@@ -234,7 +260,7 @@ def main(argv=None) -> int:
                 _sync(call())
             traced = (time.perf_counter() - start) / args.steps
             tf.profiler.experimental.stop()
-            totals = op_times(logdir, args.by_layer)
+            totals, counts = op_events(logdir, args.by_layer)
     print(f"{label}: "
           f"{1e3 * untraced:.1f} ms/step untraced ({tokens / untraced:,.0f} "
           f"tokens/s), {1e3 * traced:.1f} ms traced")
@@ -246,6 +272,7 @@ def main(argv=None) -> int:
         print(f"| {name} | {ms:.2f} | {100 * ms / (1e3 * traced):.1f} % |")
     print(f"| (all ops) | {total / 1e3 / args.steps:.2f}"
           f" | {100 * total / 1e6 / args.steps / traced:.1f} % |")
+    print(op_count_summary(counts, args.steps, decode_steps(args)))
     peak = peers.matmul_peak(256 if args.quick else 2048) / 1e9
     print(matmul_summary(totals, args.steps, untraced, flops, peak))
     if args.matmuls:

@@ -13,6 +13,7 @@ from keras_attention.checks import check_positive_int
 from keras_attention.decoding import args
 from keras_attention.decoding import core
 from keras_attention.decoding import penalties
+from keras_attention.decoding.state import gather
 from keras_attention.decoding.state import take_rows
 from keras_attention.typing import IntOrTensor
 from keras_attention.typing import NestedTensor
@@ -29,7 +30,20 @@ def _beam_choose(
     convention: str,
     end_token: IntOrTensor,
 ):
-    """The `choose` of beam search: the `k` best extensions per sentence."""
+    """`(prepare, choose)` of beam search (`core.run_loop`): `choose`
+    keeps the `k` best extensions per sentence; `prepare` makes, once
+    before the loop, the tensors that do not change from step to step."""
+    const = {}
+
+    def prepare(num_rows: IntOrTensor, vocab_size: IntOrTensor) -> None:
+        vocab = ops.arange(vocab_size, dtype="int32")
+        const["is_end"] = ops.expand_dims(ops.equal(vocab, end_token), 0)
+        # Each sentence's first row, and its first entry in the flattened
+        # `(num_rows * vocab_size,)` scores.
+        first_rows = ops.arange(0, num_rows, k, dtype="int32")
+        const["first_row"] = ops.expand_dims(first_rows, 1)
+        const["first_entry"] = ops.expand_dims(first_rows * vocab_size, 1)
+        const["row_width"] = k * vocab_size
 
     def choose(
         t: Tensor,
@@ -41,8 +55,7 @@ def _beam_choose(
         ex: dict,
     ):
         vocab_size = ops.shape(log_probs)[1]
-        vocab = ops.arange(vocab_size, dtype="int32")
-        is_end = ops.expand_dims(ops.equal(vocab, end_token), 0)
+        is_end = const["is_end"]
         live = ops.expand_dims(ops.logical_not(finished), 1)
         total = ops.expand_dims(ex["cum"], 1) + log_probs  # (rows, vocab)
         cand_lengths = ops.expand_dims(lengths, 1)
@@ -69,21 +82,22 @@ def _beam_choose(
                 complete, ops.expand_dims(penalty, 1), 0.0
             )
         best_scores, best = ops.top_k(
-            ops.reshape(scores, (-1, k * vocab_size)), k, sorted=True
+            ops.reshape(scores, (-1, const["row_width"])), k, sorted=True
         )
         best = ops.cast(best, "int32")  # (batch_size, k)
-        offsets = ops.arange(ops.shape(best)[0], dtype="int32") * k
-        rows = ops.reshape(best // vocab_size + offsets[:, None], (-1,))
-        cum = ops.take_along_axis(
-            ops.reshape(total, (-1, k * vocab_size)), best, axis=1
+        rows = ops.reshape(best // vocab_size + const["first_row"], (-1,))
+        # The cumulative log-prob of each kept extension, by its index in
+        # the flattened `total`.
+        extras["cum"] = gather(
+            ops.reshape(total, (-1,)),
+            ops.reshape(best + const["first_entry"], (-1,)),
         )
-        extras["cum"] = ops.reshape(cum, (-1,))
         extras["scores"] = ops.reshape(best_scores, (-1,))
         if beta:
             extras["coverage"] = take_rows(coverage, rows)
         return ops.reshape(best % vocab_size, (-1,)), rows, extras
 
-    return choose
+    return prepare, choose
 
 
 def _beam_extras(k: IntOrTensor, beta: float):
@@ -141,12 +155,12 @@ def beam_search_all(
         step_fn, start_tokens, initial_state, end_token, pad_token,
         from_logits, prefix, prefix_lengths,
     )
+    prepare, choose = _beam_choose(k, alpha, beta, convention, end_token)
     out = core.run_loop(
-        step, start, initial_state,
-        _beam_choose(k, alpha, beta, convention, end_token),
-        _beam_extras(k, beta), end_token, pad_token, max_length,
-        copies=k, prefix=prefix, static_max_length=static_max_length,
-        forbidden_tokens=forbidden,
+        step, start, initial_state, choose, _beam_extras(k, beta),
+        end_token, pad_token, max_length, copies=k, prefix=prefix,
+        static_max_length=static_max_length, forbidden_tokens=forbidden,
+        prepare=prepare,
     )
     batch_size = ops.shape(start)[0]
 

@@ -22,6 +22,7 @@ from keras_attention.checks import concrete_value
 from keras_attention.decoding import args
 from keras_attention.decoding.args import NEG_INF
 from keras_attention.decoding.args import length_limits
+from keras_attention.decoding.state import gather
 from keras_attention.decoding.state import take_rows
 from keras_attention.decoding.state import tile_state
 from keras_attention.typing import IntOrTensor
@@ -47,18 +48,26 @@ def _new_buffers(
     return tokens, ops.zeros((num_rows, width) + trailing, dtype="float32")
 
 
+def _write_index(num_rows: IntOrTensor) -> Callable[[Tensor], Tensor]:
+    """`index(t)`: the int32 `(num_rows, 2)` scatter indices of column `t`
+    (`[row, t]` for every row). The rows are made once, before the loop;
+    a step adds `t` to the second column (two ops)."""
+    rows = ops.arange(num_rows, dtype="int32")
+    base = ops.stack([rows, ops.zeros_like(rows)], axis=1)
+    unit = ops.convert_to_tensor(np.array([0, 1], dtype="int32"))
+    return lambda t: base + t * unit
+
+
 def _write(
-    buffers: tuple, t: Tensor, tokens: Tensor, attention: Optional[Tensor]
+    buffers: tuple, index: Tensor, tokens: Tensor, attention: Optional[Tensor]
 ):
-    """Writes column `t` of the buffers.
+    """Writes one column of the buffers, at `index` (`_write_index`).
 
     With `ops.scatter_update` (`TensorScatterUpdate` on TensorFlow), not
     `ops.slice_update`, which is an XLA op there (`XlaDynamicUpdateSlice`)
     that an exported SavedModel would then need wherever it is served; a
     select over the whole buffer would cost `O(L)` per row and step.
     """
-    rows = ops.arange(ops.shape(buffers[0])[0], dtype="int32")
-    index = ops.stack([rows, ops.full_like(rows, t)], axis=1)  # (rows, 2)
     written = (ops.scatter_update(buffers[0], index, tokens),)
     if len(buffers) == 2:
         written += (ops.scatter_update(buffers[1], index, attention),)
@@ -116,27 +125,27 @@ def prefix_tokens(
     whether the row is still inside its prefix (bool `(rows,)`)."""
     tokens, lengths = prefix
     column = ops.minimum(t, ops.shape(tokens)[1] - 1)
-    return ops.take(tokens, column, axis=1), t < lengths
+    return gather(tokens, column, axis=1), t < lengths
 
 
-def _force_prefix(log_probs: Tensor, t: Tensor, prefix: Tuple[Tensor, Tensor]):
-    """Rows still inside their prefix keep only the prefix token."""
-    forced, inside = prefix_tokens(t, prefix)
-    vocab = ops.arange(ops.shape(log_probs)[1], dtype="int32")
+def _force_prefix(
+    log_probs: Tensor, vocab: Tensor, forced: Tensor, inside: Tensor
+):
+    """Rows still inside their prefix keep only the prefix token.
+
+    `vocab`: int32 `(1, vocab_size)`, the token ids (made before the
+    loop); `forced, inside` of `prefix_tokens`."""
     keep = ops.logical_or(
-        ops.equal(ops.expand_dims(vocab, 0), ops.expand_dims(forced, 1)),
+        ops.equal(vocab, ops.expand_dims(forced, 1)),
         ops.expand_dims(ops.logical_not(inside), 1),
     )
     return ops.where(keep, log_probs, args.FORBIDDEN)
 
 
-def _pad_only(log_probs: Tensor, finished: Tensor, pad_token: IntOrTensor):
-    """A finished row extends only with `pad_token`, at zero cost."""
-    vocab = ops.arange(ops.shape(log_probs)[1], dtype="int32")
-    pad_only = ops.where(ops.equal(vocab, pad_token), 0.0, NEG_INF)
-    return ops.where(
-        ops.expand_dims(finished, 1), ops.expand_dims(pad_only, 0), log_probs
-    )
+def _pad_row(vocab: Tensor, pad_token: IntOrTensor) -> Tensor:
+    """float32 `(1, vocab_size)`: the log-probs of a finished row, which
+    extends only with `pad_token`, at zero cost (made before the loop)."""
+    return ops.where(ops.equal(vocab, pad_token), 0.0, NEG_INF)
 
 
 def check_forbidden_tokens(forbidden_tokens: Any) -> tuple:
@@ -193,19 +202,14 @@ def allowed_tokens(
     )
 
 
-def _forbid(
-    log_probs: Tensor,
-    allowed: Tensor,
-    t: Tensor,
-    prefix: Optional[Tuple[Tensor, Tensor]],
-):
+def _forbid(log_probs: Tensor, allowed: Tensor, inside: Optional[Tensor]):
     """The forbidden tokens below every other token (`FORBIDDEN`: under
     the `NEG_INF` of dead or finished beams too, so a beam search that runs
     out of live hypotheses fills its beams with those first); rows inside
-    their prefix keep their prefix token whatever it is."""
-    keep = ops.expand_dims(allowed, 0)
-    if prefix is not None:
-        _, inside = prefix_tokens(t, prefix)
+    their prefix (`inside`, or `None` without a prefix) keep their prefix
+    token whatever it is. `allowed`: bool `(1, vocab_size)`."""
+    keep = allowed
+    if inside is not None:
         keep = ops.logical_or(keep, ops.expand_dims(inside, 1))
     return ops.where(keep, log_probs, args.FORBIDDEN)
 
@@ -259,8 +263,14 @@ def run_loop(
     pad_finished: bool = True,
     static_max_length: Optional[int] = None,
     forbidden_tokens: tuple = (),
+    prepare: Optional[Callable[[IntOrTensor, IntOrTensor], None]] = None,
 ) -> dict:
     """Runs a decode loop; returns every row's outputs.
+
+    What does not change from step to step (the token ids, the masks of
+    the forbidden and the pad tokens, the scatter indices of the buffers)
+    is made once, before the loop: the loop body holds the per-step work
+    only (tests/test_decoding_loop_ops.py counts its ops).
 
     Args:
         step: The checked step function (`checked_step`).
@@ -287,6 +297,9 @@ def run_loop(
             rows (`pad_token` only, at zero cost). `False` for a `choose`
             that gives finished rows `pad_token` and a zero log-prob
             itself, on `(num_rows,)` rather than `(num_rows, vocab_size)`.
+        prepare: `None`, or `(num_rows, vocab_size) -> None`, called once
+            before the first `choose`, outside the loop: where a decoder
+            makes the tensors its `choose` reads at every step.
 
     Returns:
         A dict: `tokens` `(num_rows, L)`, `attention` `(num_rows, L, ...)` or
@@ -308,8 +321,19 @@ def run_loop(
             (log_probs, state, attention, limits, prefix), copies
         )
     num_rows = ops.shape(log_probs)[0]
+    vocab_size = ops.shape(log_probs)[1]
+    if prepare is not None:
+        prepare(num_rows, vocab_size)
+    # The per-call tensors of the steps, made here, outside the loop.
+    vocab = ops.expand_dims(ops.arange(vocab_size, dtype="int32"), 0)
+    if allowed is not None:
+        allowed = ops.expand_dims(allowed, 0)
+    pad_row = _pad_row(vocab, pad_token) if pad_finished else None
+    write_index = _write_index(num_rows)
     if limits is None:
         limits = ops.full((num_rows,), bound, dtype="int32")
+    # A row's last step: `at_limit` below.
+    last_steps = limits - 1
     # At least one column, for the write of step 0.
     width = buffer_width(bound, static_max_length)
     trailing = () if attention is None else tuple(attention.shape[1:])
@@ -327,14 +351,20 @@ def run_loop(
         ex: dict,
         given: NestedTensor = None,
     ):
-        if allowed is not None:
-            log_probs = _forbid(log_probs, allowed, t, prefix)
+        inside = None
         if prefix is not None:
-            log_probs = _force_prefix(log_probs, t, prefix)
+            forced, inside = prefix_tokens(t, prefix)
+        if allowed is not None:
+            log_probs = _forbid(log_probs, allowed, inside)
+        if prefix is not None:
+            log_probs = _force_prefix(log_probs, vocab, forced, inside)
         if pad_finished:
-            log_probs = _pad_only(log_probs, finished, pad_token)
+            # A finished row extends only with `pad_token`, at zero cost.
+            log_probs = ops.where(
+                ops.expand_dims(finished, 1), pad_row, log_probs
+            )
         lengths = lengths + ops.cast(ops.logical_not(finished), "int32")
-        at_limit = t + 1 >= limits
+        at_limit = t >= last_steps
         tokens, rows, ex = choose(
             t, log_probs, attention, finished, lengths, at_limit, ex
         )
@@ -343,7 +373,9 @@ def run_loop(
                 (finished, lengths, buffers, attention), rows
             )
             state = _gather_moved(state, rows, given)
-        buffers = _write(buffers, t, tokens, zero_rows(attention, finished))
+        buffers = _write(
+            buffers, write_index(t), tokens, zero_rows(attention, finished)
+        )
         done = ops.logical_or(finished, ops.equal(tokens, end_token))
         done = ops.logical_or(done, at_limit)
         return tokens, state, done, lengths, buffers, ex

@@ -20,6 +20,7 @@ from keras_attention.decoding import core
 from keras_attention.decoding.greedy import greedy_choose
 from keras_attention.decoding.greedy import row_extras
 from keras_attention.decoding.greedy import row_result
+from keras_attention.decoding.state import gather
 from keras_attention.typing import IntOrTensor
 from keras_attention.typing import NestedTensor
 from keras_attention.typing import StepFn
@@ -346,6 +347,7 @@ def sample_decode(
         step_fn, start_tokens, initial_state, end_token, pad_token,
         from_logits, prefix, prefix_lengths,
     )
+    prepare = None
     if isinstance(temperature, float) and temperature == 0.0:
         choose = greedy_choose(pad_token)
     else:
@@ -359,6 +361,14 @@ def sample_decode(
             (ops.shape(start)[0], width), seed=seed, dtype="float32"
         )
 
+        row_start = []
+
+        def prepare(num_rows: IntOrTensor, vocab_size: IntOrTensor) -> None:
+            # Each row's first entry in the flattened log-probs.
+            row_start.append(
+                ops.arange(num_rows, dtype="int32") * vocab_size
+            )
+
         def choose(
             t: Tensor,
             log_probs: Tensor,
@@ -369,16 +379,16 @@ def sample_decode(
             ex: dict,
         ):
             logits = filter_logits(log_probs, temperature, top_k, top_p)
-            tokens = _draw(logits, ops.take(uniform, t, axis=1))
+            tokens = _draw(logits, gather(uniform, t, axis=1))
             # The constraints come after the filters, as tokens: no
             # temperature or filter can undo them.
             if prefix is not None:
                 forced, inside = core.prefix_tokens(t, prefix)
                 tokens = ops.where(inside, forced, tokens)
             tokens = ops.where(finished, ops.cast(pad_token, "int32"), tokens)
-            chosen = ops.take_along_axis(
-                log_probs, ops.expand_dims(tokens, 1), axis=1
-            )[:, 0]
+            chosen = gather(
+                ops.reshape(log_probs, (-1,)), row_start[0] + tokens
+            )
             chosen = ops.where(finished, 0.0, chosen)
             return tokens, None, {"log_probs": ex["log_probs"] + chosen}
 
@@ -386,5 +396,6 @@ def sample_decode(
         step, start, initial_state, choose, row_extras,
         end_token, pad_token, max_length, prefix=prefix, pad_finished=False,
         static_max_length=static_max_length, forbidden_tokens=forbidden,
+        prepare=prepare,
     )
     return row_result(out)

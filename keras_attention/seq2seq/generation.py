@@ -25,6 +25,7 @@ from keras_attention.checks import check_ids
 from keras_attention.checks import check_int
 from keras_attention.checks import check_same_batch
 from keras_attention.checks import shape_str
+from keras_attention.decoding.state import gather
 from keras_attention.seq2seq.compiled import MAX_COMPILED
 from keras_attention.seq2seq.compiled import CompiledGenerate
 from keras_attention.seq2seq.compiled import is_traced
@@ -110,12 +111,14 @@ class Generation:
         """One decoder step: `(log_probs, new_state, attention)`.
 
         Args:
-            tokens: int `(batch,)`, the previous target tokens.
+            tokens: int `(batch,)`, the previous target tokens, ids in
+                `[0, target_vocab_size)`.
             state: The dict of `encode` (or of the previous step).
         """
-        # The lookup without the layer call: a step has no padding to mask.
+        # The lookup without the layer call: a step has no padding to mask,
+        # and its ids are in the vocabulary (no negative-index mapping).
         y = ops.cast(
-            ops.take(self.target_embedding.embeddings, tokens, axis=0),
+            gather(self.target_embedding.embeddings, tokens),
             self.target_embedding.compute_dtype,
         )
         if self.model == "stepwise":
