@@ -32,12 +32,10 @@ _USER_ERRORS = (CliError, ValueError, TypeError, OSError, ImportError)
 def _quiet() -> None:
     """Hides the backend's logs and Python warnings (`--verbose` shows
     them)."""
-    warnings.filterwarnings("ignore")
-    # What the user must know of their own texts (empty, cut) stays: one
-    # `warning:` line each.
-    from keras_attention.translator import TranslationWarning
-
-    warnings.filterwarnings("always", category=TranslationWarning)
+    # Every warning reaches `_show_warning`, which shows only what the user
+    # must know of their own texts (empty, cut): one `warning:` line each.
+    # (Filtering by category here would import the translator's modules.)
+    warnings.simplefilter("always")
     warnings.showwarning = _show_warning
     for name in ("tensorflow", "absl", "keras", "h5py"):
         logging.getLogger(name).setLevel(logging.ERROR)
@@ -57,6 +55,11 @@ def _show_warning(
     file: object = None,
     line: object = None,
 ) -> None:
+    translating = sys.modules.get("keras_attention.translator.translating")
+    if translating is None or not issubclass(
+        category, translating.TranslationWarning
+    ):
+        return
     print(f"warning: {one_line(str(message))}", file=sys.stderr, flush=True)
 
 

@@ -79,6 +79,24 @@ def load_translator(path: str, flag: str = "--model") -> Any:
     return model
 
 
+# Texts this short are never cut (the library's `MAX_INPUT_CHARS` is
+# larger: tests/test_cli_speed.py checks it).
+NEVER_CUT = 200
+
+
+def warn_about_texts(texts: List[str]) -> None:
+    """The library's warnings about blank and over-long texts
+    (`keras_attention.translator.translating.warn_about_texts`), for a
+    client that sees only the texts; when every text is short and not
+    blank, there is none to give, and the translator's modules are not
+    imported."""
+    if all(text.strip() and len(text) <= NEVER_CUT for text in texts):
+        return
+    from keras_attention.translator import translating
+
+    translating.warn_about_texts(texts, stacklevel=3)
+
+
 class Decoder:
     """Translations of lists of texts with fixed decoding options."""
 
@@ -106,13 +124,12 @@ class TranslatorDecoder(Decoder):
 
 
 class SavedModelDecoder(Decoder):
-    """Decodes with the signatures of an exported SavedModel
-    (`keras_attention.serving`)."""
+    """Decodes with one signature of an exported SavedModel
+    (`keras_attention.serving`), loaded with only what it runs
+    (`keras_attention.cli.saved_model.Signature`)."""
 
     def __init__(self, path: str, strategy: str, options: dict):
-        import tensorflow as tf
-
-        from keras_attention import serving
+        from keras_attention.cli.saved_model import Signature
 
         self.strategy = strategy
         if options.get("max_length") is not None:
@@ -120,53 +137,49 @@ class SavedModelDecoder(Decoder):
                 "--max-length works with .keras models only: a SavedModel's "
                 "longest output is fixed when it is exported"
             )
-        width = options.get("beam_width") or options.get("n_best") or 1
-        if width > serving.MAX_BEAM_WIDTH:
-            raise CliError(
-                f"a SavedModel decodes with at most {serving.MAX_BEAM_WIDTH} "
-                f"beams; got {width}"
-            )
+        if strategy in ("beam", "nbest"):
+            # Imported for beam search only: the package imports the
+            # serving module's layers.
+            from keras_attention.serving.limits import MAX_BEAM_WIDTH
+
+            width = options.get("beam_width") or options.get("n_best") or 1
+            if width > MAX_BEAM_WIDTH:
+                raise CliError(
+                    f"a SavedModel decodes with at most {MAX_BEAM_WIDTH} "
+                    f"beams; got {width}"
+                )
         if strategy == "nbest" and options["beam_width"] != options["n_best"]:
             raise CliError(
                 "a SavedModel's n-best list is a beam search of --n-best "
                 "beams: leave out --beam-width or make it equal to --n-best"
             )
         name = {"greedy": "serving_default"}.get(strategy, strategy)
-        signature = serving.load_signature(path, name)
-        if strategy == "greedy":
-            self.function = signature
-        elif strategy == "beam":
-            width = tf.constant(options["beam_width"], tf.int32)
-            self.function = lambda text: signature(text=text, beam_width=width)
+        self.signature = Signature(path, name)
+        if strategy == "beam":
+            self.arguments = {"beam_width": options["beam_width"]}
         elif strategy == "nbest":
-            k = tf.constant(options["n_best"], tf.int32)
-            self.function = lambda text: signature(text=text, k=k)
-        else:
+            self.arguments = {"k": options["n_best"]}
+        elif strategy == "sample":
             temperature = options.get("temperature")
-            top_k = options.get("top_k")
             seed = options.get("seed")
-            arguments = {
-                "temperature": tf.constant(
-                    1.0 if temperature is None else temperature, tf.float32
-                ),
-                "top_k": tf.constant(top_k or 0, tf.int32),
-                "top_p": tf.constant(1.0, tf.float32),
-                "seed": tf.constant(-1 if seed is None else seed, tf.int64),
+            self.arguments = {
+                "temperature": 1.0 if temperature is None else temperature,
+                "top_k": options.get("top_k") or 0,
+                "top_p": 1.0,
+                "seed": -1 if seed is None else seed,
             }
-            self.function = lambda text: signature(text=text, **arguments)
+        else:
+            self.arguments = {}
 
     def decode(self, texts: List[str]) -> List[Hypotheses]:
         # The SavedModel answers a blank text with "" and cuts a long one:
         # the warnings are `Translator`'s, which the SavedModel cannot give.
-        from keras_attention.translator.translating import warn_about_texts
-
         warn_about_texts(texts)
         import numpy as np
-        import tensorflow as tf
 
-        out = self.function(tf.constant(texts, tf.string))
-        translations = out["translation"].numpy()
-        scores = out["scores"].numpy()
+        out = self.signature(text=np.asarray(texts, object), **self.arguments)
+        translations = out["translation"]
+        scores = out["scores"]
         results = []
         for i in range(len(texts)):
             pairs = zip(
