@@ -80,8 +80,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         _quiet()
     try:
         from keras_attention.cli.parser import build_parser
+        from keras_attention.cli.parser import command_of
 
-        parser = build_parser()
+        parser = build_parser(full=[command_of(argv)])
         args = parser.parse_args(argv)
         if args.command is None:
             parser.print_usage(sys.stderr)

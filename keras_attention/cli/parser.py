@@ -11,6 +11,7 @@ from typing import Any
 from typing import Callable
 from typing import Dict
 from typing import Optional
+from typing import Sequence
 
 import argparse
 import inspect
@@ -30,6 +31,14 @@ SEQ2SEQ_DEST = "seq2seq__"
 # Prefix of the destinations of `Translator.from_texts` flags.
 FROM_TEXTS_DEST = "from_texts__"
 TOKENIZERS = ("wordpiece", "sentencepiece", "whitespace", "character")
+# The help lines of the commands whose flags import the library (their
+# defaults are read from its signatures): `build_parser` lists them by
+# these lines alone when another command runs.
+HELP = {
+    "train": "train a Translator on sentence pairs",
+    "serve": "serve a local translation web page",
+    "align": "word alignments of sentence pairs (Pharaoh lines)",
+}
 _EPILOG = (
     "Exit statuses: 0 done, 2 a user error (one line 'error: ...' on "
     "stderr), 1 an internal error, 130 interrupted. docs/cli.md has the "
@@ -155,7 +164,7 @@ def _add_train(commands: Any) -> None:
     from_texts = _defaults(Translator.from_texts)
     fit = _defaults(Translator.fit)
     p = commands.add_parser(
-        "train", help="train a Translator on sentence pairs",
+        "train", help=HELP["train"],
         description="Learns the vocabularies, trains a Translator and saves "
         "it as one .keras file.",
     )
@@ -292,7 +301,7 @@ def _add_serve(commands: Any) -> None:
 
     port = _defaults(server.serve)["port"].default
     p = commands.add_parser(
-        "serve", help="serve a local translation web page",
+        "serve", help=HELP["serve"],
         description="Serves a page and a JSON API (POST /api/translate) on "
         "127.0.0.1 until Ctrl-C. A .keras file is exported to a temporary "
         "SavedModel first.",
@@ -310,7 +319,7 @@ def _add_align(commands: Any) -> None:
 
     align = _defaults(Translator.align)
     p = commands.add_parser(
-        "align", help="word alignments of sentence pairs (Pharaoh lines)",
+        "align", help=HELP["align"],
         description="Writes one line of 0-based source-target links "
         "('0-0 1-2') per sentence pair, from the model's attention.",
     )
@@ -332,9 +341,24 @@ def _add_align(commands: Any) -> None:
                    help="the file to write (default: stdout)")
 
 
-def build_parser() -> argparse.ArgumentParser:
+def command_of(argv: Sequence[str]) -> Optional[str]:
+    """The command `argv` names: its first word that is not an option (the
+    options before the command take no value); `None` without one."""
+    return next((word for word in argv if not word.startswith("-")), None)
+
+
+def build_parser(
+    full: Optional[Sequence[Optional[str]]] = None,
+) -> argparse.ArgumentParser:
     """The parser of every sub-command; `args.command` names the one
-    given."""
+    given.
+
+    Args:
+        full: The commands whose flags are built (default: all); the
+            others that import the library to build theirs (`HELP`) are
+            listed by their help line only, so that `translate` imports
+            none of the model's modules.
+    """
     parser = Parser(
         prog=PROG,
         description="Train, use and serve attentional seq2seq translators "
@@ -350,7 +374,11 @@ def build_parser() -> argparse.ArgumentParser:
                                      parser_class=Parser)
     for add in (_add_train, _add_translate, _add_evaluate, _add_export,
                 _add_serve, _add_align):
-        add(commands)
+        name = add.__name__[len("_add_"):]
+        if full is None or name in full or name not in HELP:
+            add(commands)
+        else:
+            commands.add_parser(name, help=HELP[name])
     for sub in commands.choices.values():
         sub.epilog = _EPILOG
         sub.add_argument("--verbose", action="store_true",
