@@ -191,8 +191,12 @@ class SavedModelDecoder(Decoder):
 
 
 def load_decoder(path: str, strategy: str, options: dict) -> Decoder:
-    """A `Decoder` of the `.keras` file, the run directory or the
-    SavedModel at `path`."""
+    """A `Decoder` of the `.keras` file, the run directory, the
+    SavedModel or the LiteRT or ONNX model at `path`."""
+    from keras_attention.cli import portable
+
+    if portable.is_portable(path):
+        return portable.PortableDecoder(path, strategy, options)
     if os.path.isdir(path) and not is_run_directory(path):
         if not is_saved_model(path):
             raise CliError(

@@ -248,7 +248,8 @@ def _add_model(parser: argparse.ArgumentParser, saved_model: bool) -> None:
         "--model", required=True, metavar="PATH",
         help="a .keras Translator file, a run directory (run.json: the "
         "examples' train writes one)"
-        + (" or an exported SavedModel directory" if saved_model else ""),
+        + (", an exported SavedModel directory, or a .tflite or .onnx "
+           "export (its .vocab.json beside it)" if saved_model else ""),
     )
 
 
@@ -281,17 +282,27 @@ def _add_evaluate(commands: Any) -> None:
 
 def _add_export(commands: Any) -> None:
     p = commands.add_parser(
-        "export", help="write the string-to-string SavedModel",
+        "export", help="write a SavedModel, a LiteRT or an ONNX model",
         description="Translator.export: a SavedModel that plain TensorFlow "
         "serves (signatures serving_default, greedy, beam, nbest, sample, "
-        "complete).",
+        "complete), or a LiteRT (.tflite) or ONNX (.onnx) model with greedy "
+        "and beam search, its vocabularies (.vocab.json) and a Python "
+        "client (translator_client.py) beside it (pip install "
+        "'keras-seq2seq-attention[export]').",
     )
     _add_model(p, False)
-    p.add_argument("--out", required=True, metavar="DIR",
-                   help="the SavedModel directory to write")
+    p.add_argument("--out", required=True, metavar="PATH",
+                   help="the SavedModel directory, or the .tflite or .onnx "
+                   "file, to write")
+    p.add_argument("--format", choices=("tf_saved_model", "litert", "onnx"),
+                   default="tf_saved_model",
+                   help="default: tf_saved_model")
+    p.add_argument("--quantize", choices=("float16", "int8"), default=None,
+                   help="litert: float16 or dynamic-range int8 weights; "
+                   "onnx: int8 (default: float32)")
     p.add_argument("--xla", choices=("step", "decode"), default=None,
-                   help="compile the decoding step or the whole decoding "
-                   "with XLA (default: no XLA)")
+                   help="tf_saved_model: compile the decoding step or the "
+                   "whole decoding with XLA (default: no XLA)")
     p.add_argument("--overwrite", action="store_true",
                    help="replace an existing --out")
 

@@ -17,11 +17,13 @@ runs greedy or beam search, both inside the model.
     translator.translate(["a sentence"], beam_width=4)[0]["translation"]
 """
 
+from typing import Iterator
 from typing import Optional
 from typing import Sequence
 from typing import Union
 
 import base64
+import contextlib
 import json
 import os
 import re
@@ -58,9 +60,18 @@ def vocabulary_path(model_path: str) -> str:
 # Text, as the SavedModel's tensorflow-text ops.
 
 
+# Letters of Unicode 14 that TensorFlow's lower-casing (an older ICU)
+# leaves as they are.
+_KEPT_CASE = frozenset(
+    [0x2C2F, 0xA7C0, 0xA7D0, 0xA7D6, 0xA7D8] + list(range(0x10570, 0x10596))
+)
+
+
 def _lower(text: str) -> str:
-    # One character to one (simple case mapping), as TensorFlow does.
-    return "".join(c if len(c.lower()) != 1 else c.lower() for c in text)
+    # As `tf.strings.lower(encoding="utf-8")`, which also drops NUL.
+    return "".join(
+        c if ord(c) in _KEPT_CASE else c.lower() for c in text if c != "\0"
+    )
 
 
 def whitespace_words(text: Union[str, bytes], lower_case: bool) -> list:
@@ -213,6 +224,23 @@ class Tokenizer:
 # Runtimes.
 
 
+@contextlib.contextmanager
+def _native_stderr_closed() -> Iterator[None]:
+    """File descriptor 2 sent to the null device (native code's logs)."""
+    try:
+        saved = os.dup(2)
+    except OSError:  # no stderr to silence
+        yield
+        return
+    try:
+        with open(os.devnull, "w") as null:
+            os.dup2(null.fileno(), 2)
+        yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+
+
 class LiteRTRunner:
     """The model's `serving_default` signature in `ai-edge-litert`."""
 
@@ -224,8 +252,15 @@ class LiteRTRunner:
                 "Running a .tflite translator needs the LiteRT runtime: pip "
                 "install ai-edge-litert"
             ) from None
-        self.interpreter = Interpreter(model_path=path, num_threads=num_threads)
-        self.runner = self.interpreter.get_signature_runner()
+        # LiteRT's native logger prints "INFO: Created TensorFlow Lite
+        # XNNPACK delegate for CPU." on stderr: said once, by nobody asked.
+        with _native_stderr_closed():
+            self.interpreter = Interpreter(
+                model_path=path, num_threads=num_threads
+            )
+            self.runner = self.interpreter.get_signature_runner()
+            # The delegate (and its log line) comes at the first call.
+            self(np.full((1, 1), END_ID, np.int32), 0)
 
     def __call__(self, source_ids: np.ndarray, beam_width: int) -> dict:
         return self.runner(
@@ -320,6 +355,35 @@ class PortableTranslator:
         runner = LiteRTRunner if self.runtime == "litert" else ONNXRunner
         self.run = runner(path, num_threads)
 
+    @property
+    def max_beam_width(self) -> int:
+        """The widest beam the model decodes with."""
+        return int(self.spec["max_beam_width"])
+
+    @property
+    def room(self) -> int:
+        """The most source tokens the model reads (longer texts are cut)."""
+        source = self.source
+        return source.max_tokens - source.add_start - source.add_end
+
+    def check_beam_width(self, beam_width: int) -> int:
+        """Raises a `ValueError` unless `beam_width` is an integer in
+        `[0, max_beam_width]` (the graph would clamp it)."""
+        if isinstance(beam_width, bool) or not isinstance(
+            beam_width, (int, np.integer)
+        ) or not 0 <= beam_width <= self.max_beam_width:
+            raise ValueError(
+                "`beam_width` must be an integer from 0 (greedy search) to "
+                f"{self.max_beam_width}. Received: beam_width={beam_width!r}"
+            )
+        return int(beam_width)
+
+    def token_counts(self, texts: Sequence[str]) -> list:
+        """The number of source tokens of each text, before the cut."""
+        return [
+            sum(len(w) for w in self.source.word_ids(t)) for t in texts
+        ]
+
     def translate_ids(self, source_ids: list, beam_width: int = 0) -> dict:
         """Decodes framed source ids (one list per sentence, at least
         one): the model's raw outputs, NumPy arrays."""
@@ -345,13 +409,7 @@ class PortableTranslator:
                 "`texts` must be a list of strings, not one string. "
                 f"Received: texts={texts!r:.80}"
             )
-        if isinstance(beam_width, bool) or not isinstance(
-            beam_width, (int, np.integer)
-        ) or beam_width < 0:
-            raise ValueError(
-                "`beam_width` must be a non-negative integer (0: greedy). "
-                f"Received: beam_width={beam_width!r}"
-            )
+        self.check_beam_width(beam_width)
         texts = list(texts)
         # Greedy search is beam search of width 1 where the graph has no
         # greedy decoder: the same tokens; its score is the log-prob.

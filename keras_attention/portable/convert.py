@@ -22,6 +22,7 @@ from keras_attention.checks import check_choice
 from keras_attention.portable import client
 from keras_attention.portable.graph import PortableModule
 from keras_attention.serving.limits import LENGTH_PENALTY
+from keras_attention.serving.limits import MAX_BEAM_WIDTH
 
 FORMATS = {"litert": ".tflite", "onnx": ".onnx"}
 # Weight storage of each format: `None` is float32.
@@ -29,9 +30,11 @@ QUANTIZATIONS = {"litert": (None, "float16", "int8"), "onnx": (None, "int8")}
 ONNX_OPSET = 17
 
 
-def _tokenizer_spec(
+def tokenizer_spec(
     tokenizer: Any, add_start: bool, add_end: bool, max_tokens: int
 ) -> dict:
+    """What the client needs of one tokenizer: its config, vocabulary and
+    framing (`[START]`, `[END]`, the length cut)."""
     spec = dict(tokenizer.get_config())
     spec.pop("name", None)
     spec.update(
@@ -53,18 +56,19 @@ def describe(
         "version": client.FORMAT_VERSION,
         "runtime": runtime,
         "quantize": quantize,
-        "source": _tokenizer_spec(
+        "source": tokenizer_spec(
             translator.source_tokenizer,
             False,
             translator.source_end_token,
             translator.max_tokens,
         ),
-        "target": _tokenizer_spec(
+        "target": tokenizer_spec(
             translator.target_tokenizer, True, True, translator.max_tokens
         ),
         "max_output_tokens": module.max_output_tokens,
         "length_penalty": module.length_penalty,
         "coverage_penalty": module.coverage_penalty,
+        "max_beam_width": MAX_BEAM_WIDTH,
         "ensemble_size": len(module.members),
         # Without a greedy decoder, greedy search is beam search of width 1.
         "greedy_in_graph": module.greedy,

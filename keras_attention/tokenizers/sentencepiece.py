@@ -107,9 +107,14 @@ class SentencePieceTokenizer(Tokenizer):
             ) from None
         from keras_attention.tokenizers import text_ops
 
+        # The whitespace words of each text, one space apart: the model
+        # tokenizes whitespace words, and a line break in a sentence would
+        # become a piece of its own.
         normalized = [
-            t.decode("utf-8")
-            for t in text_ops.normalize(texts, bool(lower_case)).numpy()
+            b" ".join(words).decode("utf-8")
+            for words in text_ops.whitespace_words(
+                texts, bool(lower_case)
+            ).to_list()
         ]
         model = io.BytesIO()
         spm.SentencePieceTrainer.train(

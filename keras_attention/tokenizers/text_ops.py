@@ -43,13 +43,24 @@ def normalize(texts: Tensor, lower_case: bool) -> Tensor:
     texts = clean_strings(tf.convert_to_tensor(texts, tf.string))
     texts = tf_text.normalize_utf8(texts, "NFKC")
     if lower_case:
+        # `tf.strings.lower` ends a text at its first NUL: NULs go first.
+        texts = tf.strings.regex_replace(texts, "\\x00", "")
         texts = tf.strings.lower(texts, encoding="utf-8")
     return texts
 
 
+# The White_Space characters that NFKC keeps and that
+# `tensorflow_text.WhitespaceTokenizer` splits at but leaves part of in the
+# word before (all but their last UTF-8 byte): they become spaces first.
+_SPLIT_WHITESPACE = "[\u0085\u1680\u2028\u2029]"
+
+
 def whitespace_words(texts: Tensor, lower_case: bool) -> Tensor:
     """The normalised whitespace words, `(batch, (words))` strings."""
-    return tf_text.WhitespaceTokenizer().tokenize(normalize(texts, lower_case))
+    texts = tf.strings.regex_replace(
+        normalize(texts, lower_case), _SPLIT_WHITESPACE, " "
+    )
+    return tf_text.WhitespaceTokenizer().tokenize(texts)
 
 
 def split_punctuation(words: Tensor) -> Tensor:
