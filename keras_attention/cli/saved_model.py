@@ -109,6 +109,7 @@ def _read_meta_graph(path: str) -> Any:
 class Signature:
     """The signature `name` of the SavedModel at `path`, callable on NumPy
     values: `signature(text=["un deux"])` -> a dict of NumPy arrays.
+    `functions` is `(loaded, in the SavedModel)`, the counts of functions.
 
     Raises:
         ImportError: if tensorflow-text (the tokenizers' ops) is missing.
@@ -159,6 +160,7 @@ class Signature:
         pruned.versions.CopyFrom(graph_def.versions)
         pruned.node.extend(_needed_nodes(graph_def, roots))
         pruned.library.function.extend(_needed_functions(pruned.node, library))
+        self.functions = (len(pruned.library.function), len(library))
         _without_grappler(pruned.node, config_pb2)
         for function in pruned.library.function:
             _without_grappler(function.node_def, config_pb2)

@@ -1,5 +1,6 @@
 """`translate`: one translation a line, of TEXT arguments, `--file` or
-stdin (each line answered as it comes, the model loaded once). A blank
+stdin (each line answered as it comes, the model loaded once; typed at a
+terminal, a `ready:` line on stderr says when to type). A blank
 text translates to an empty line, with a `warning:` line on stderr, so
 that the output lines answer the input lines one for one."""
 
@@ -110,6 +111,13 @@ def run(args: Any) -> int:
     if texts is not None:
         translate_lines(decoder, texts, nbest)
         return 0
+    if sys.stdin.isatty():
+        # Typed at: the model is loaded, say so (stderr: stdout holds the
+        # translations only).
+        print(
+            "ready: type a text and Enter for its translation, Ctrl-D to end",
+            file=sys.stderr, flush=True,
+        )
     lines = iter_stream(sys.stdin.buffer, keep_blank=True)
     for index, (_, text) in enumerate(lines):
         _print(index, decoder.decode([text])[0], nbest)
