@@ -8,7 +8,9 @@
 sizes: vocabulary 5000, embedding and LSTM 256, 24 decoding steps, beam
 5), with the weights of `keras.utils.set_random_seed(0)`, as the
 SavedModel of `peers_models.Translator` (`greedy` and `beam` signatures,
-plain `tf.function`s, no XLA). Run it in a checkout of another commit
+plain `tf.function`s, no XLA; `greedy_xla` and `beam_xla`, the same
+decoders in `tf.function(jit_compile=True)`, the id-to-id part of the
+default `TranslatorModule` export, timed as "xla"). Run it in a checkout of another commit
 (`PYTHONPATH=OLD_CHECKOUT`) to get a baseline of the same model.
 
 The timing run exports the current code the same way, loads it (and the
@@ -47,7 +49,7 @@ def export(path, quick=False):
     translator = models.Translator(sizes, model, parts)
     tf.saved_model.save(translator, path, signatures={
         name: getattr(translator, name).get_concrete_function()
-        for name in DECODERS
+        for name in DECODERS + tuple(f"{d}_xla" for d in DECODERS)
     })
     return path
 
@@ -61,7 +63,10 @@ def timers(sizes, exports, worker=None):
         for label, path in exports.items():
             loaded = tf.saved_model.load(path)
             for name in DECODERS:
-                fn = loaded.signatures[name]
+                signature = name
+                if label == "xla":  # the whole decoder XLA-compiled
+                    signature = f"{name}_xla"
+                fn = loaded.signatures[signature]
                 key = f"{label}-{name}-b{batch}"
                 tokens[key] = fn(source)["tokens"].numpy()
                 calls[key] = peers.local_timer(
@@ -91,6 +96,13 @@ def summarise(sizes, times, tokens, labels):
                 if label != "ours" and other is not None:
                     row[f"ours_vs_{label}"] = round(
                         common.paired_ratio(other, ours), 2)
+            for label in ("baseline", "xla"):
+                other = times.get(f"{label}-{name}-b{batch}")
+                if other is not None and "tfa" in labels:
+                    row[f"{label}_vs_tfa"] = round(common.paired_ratio(
+                        times[f"tfa-{name}-b{batch}"], other), 2)
+            row["xla_vs_ours"] = round(common.paired_ratio(
+                ours, times[f"xla-{name}-b{batch}"]), 2)
             if "baseline" in labels:
                 row["same_tokens_as_baseline"] = bool(np.array_equal(
                     tokens[f"ours-{name}-b{batch}"],
@@ -137,6 +149,7 @@ def main(argv=None):
         worker = peers.TFAWorker(args.tfa_python, sizes)
     with tempfile.TemporaryDirectory() as tmp:
         exports = {"ours": export(os.path.join(tmp, "ours"), args.quick)}
+        exports["xla"] = exports["ours"]
         if args.baseline:
             exports["baseline"] = args.baseline
         try:

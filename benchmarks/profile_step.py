@@ -171,6 +171,7 @@ def decode_call(args, savedir: str):
     fn = getattr(translator, args.decode)
     tf.saved_model.save(translator, savedir,
                         signatures={args.decode: fn.get_concrete_function()})
+    args.loop_ops = loop_body_ops(fn.get_concrete_function().graph)
     signature = tf.saved_model.load(savedir).signatures[args.decode]
     source = models.batch_of(sizes, args.batch, seed=1)[0]
     width = sizes["beam_width"] if args.decode == "beam" else 1
@@ -196,6 +197,28 @@ def matmul_summary(totals: collections.Counter, steps: int, untraced: float,
             f"{flops / 1e9:.3f} GFLOP of matmuls run at {rate:.1f} GFLOP/s "
             f"untraced, {100 * rate / peak:.0f} % of the float32 peak "
             f"({peak:.0f} GFLOP/s, square matmul, same run).")
+
+
+def loop_body_ops(graph) -> collections.Counter:
+    """Op type -> count in the body of the graph's last `while` loop (the
+    decoding loop; the encoder's comes first), with the functions it
+    calls: the per-step work, as traced (deterministic, unlike the
+    profiler's event counts)."""
+    functions = {f.signature.name: f
+                 for f in graph.as_graph_def().library.function}
+
+    def count(name):
+        ops = collections.Counter()
+        for node in functions[name].node_def:
+            ops[node.op] += 1
+            for attr in node.attr.values():
+                if attr.HasField("func") and attr.func.name in functions:
+                    ops.update(count(attr.func.name))
+        return ops
+
+    loops = [op for op in graph.get_operations()
+             if op.type in ("While", "StatelessWhile")]
+    return count(loops[-1].get_attr("body").name)
 
 
 def decode_steps(args) -> int:
@@ -273,6 +296,12 @@ def main(argv=None) -> int:
     print(f"| (all ops) | {total / 1e3 / args.steps:.2f}"
           f" | {100 * total / 1e6 / args.steps / traced:.1f} % |")
     print(op_count_summary(counts, args.steps, decode_steps(args)))
+    if args.decode:
+        ops = args.loop_ops
+        work = sum(n for op, n in ops.items()
+                   if op not in ("Const", "Identity", "NoOp"))
+        print(f"Decoding loop body: {sum(ops.values())} ops, {work} "
+              "without Const, Identity and NoOp.")
     peak = peers.matmul_peak(256 if args.quick else 2048) / 1e9
     print(matmul_summary(totals, args.steps, untraced, flops, peak))
     if args.matmuls:

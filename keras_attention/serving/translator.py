@@ -14,10 +14,12 @@ from keras_attention.typing import Tensor
 import keras
 import tensorflow as tf
 
-from keras_attention.checks import check_choice
 from keras_attention.seq2seq import tokens as text_lib
 from keras_attention.seq2seq.generation import SOURCE_LENGTH_LIMIT
+from keras_attention.serving import compilation
 from keras_attention.serving import serving_ops
+from keras_attention.serving.compilation import XLA_CHOICES  # noqa: F401
+from keras_attention.serving.compilation import inference_only
 from keras_attention.decoding import beam_search_decode
 from keras_attention.decoding import beam_search_nbest
 from keras_attention.decoding import ensemble_state
@@ -29,9 +31,6 @@ from keras_attention.serving.limits import LENGTH_PENALTY
 from keras_attention.serving.limits import MAX_BEAM_WIDTH
 from keras_attention.serving.limits import MAX_OUTPUT_TOKENS
 from keras_attention.serving.limits import PREFIX_ROOM
-
-# The parts of a signature that `TranslatorModule(xla=...)` compiles.
-XLA_CHOICES = ("step", "decode")
 
 _TEXT = tf.TensorSpec([None], tf.string, name="text")
 
@@ -49,25 +48,6 @@ def _check_text(text: Tensor) -> Tensor:
     `text` of any rank: the others fail here, at the call, with an error
     that names `text` and the shapes (`EnsureShape`), not deep inside."""
     return tf.ensure_shape(text, [None], name="text")
-
-
-def _inference_only() -> None:
-    """Drops the custom-gradient marks of the ops traced so far in the
-    graph being built (`keras_attention.LSTM`'s loop, the additive score).
-
-    The serving functions are inference only and are saved without the
-    gradient functions (`export_saved_model`'s
-    `experimental_custom_gradients=False`); an op still marked with one
-    makes `tf.saved_model.load` warn "Importing a function ... with ops
-    with unsaved custom gradients" for every signature. Called where each
-    graph is traced (the signature, the decoding loop's body, the XLA
-    functions), before TensorFlow finalizes it. A gradient of a loaded
-    signature was never supported; it now runs through the forward ops.
-    """
-    graph = tf.compat.v1.get_default_graph()
-    for op in graph.get_operations():
-        if "_gradient_op_type" in op.node_def.attr:
-            op._clear_attr("_gradient_op_type")  # No public API for it.
 
 
 def _merge_copies(x: Tensor):
@@ -106,16 +86,20 @@ class TranslatorModule(tf.Module):
         xla: Which part of every signature is one XLA-compiled function
             (the SavedModel then needs XLA wherever it is served:
             TensorFlow's CPU and GPU builds have it, and it compiles once
-            per batch size and source length it meets). `None`: none.
-            `"step"`: the decoder's step (target embedding, cell,
+            per input shape it meets). `"auto"`: `"decode"` wherever
+            TensorFlow has XLA, the rule of `compilation.resolve_xla`.
+            `None` (or `"none"`): none, plain TensorFlow ops. `"step"`: the decoder's step (target embedding, cell,
             attention, vocabulary projection); the loop stays TensorFlow
             ops: faster at small batches, where per-op overhead dominates,
             not at large ones. `"decode"`: everything between the token
             ids (the encoder, the whole decoding loop, at a static width of
             `max_output_tokens` columns); the tokenizers and the output
             formatting stay TensorFlow ops, so the string ops are never
-            compiled. The translations are those of `None`, to rounding
-            (docs/benchmarks.md has the speeds). Defaults to `None`.
+            compiled; its inputs are padded to buckets of batch size and
+            source length (`compilation.pad_batch`, `pad_source`), so
+            a server compiles it a bounded number of times. The
+            translations are those of `None`, to rounding
+            (docs/benchmarks.md has the speeds). Defaults to `"auto"`.
     """
 
     def __init__(
@@ -128,7 +112,7 @@ class TranslatorModule(tf.Module):
         coverage_penalty: float = 0.0,
         convention: str = "default",
         replace_unknown: bool = False,
-        xla: Optional[str] = None,
+        xla: Optional[str] = "auto",
     ):
         super().__init__(name="translator")
         members = (
@@ -148,9 +132,8 @@ class TranslatorModule(tf.Module):
         self.coverage_penalty = float(coverage_penalty)
         self.convention = convention
         self.replace_unknown = bool(replace_unknown)
-        if xla is not None:
-            check_choice("xla", xla, XLA_CHOICES, "TranslatorModule")
-        self.xla = xla
+        # The resolved part: `None`, "step" or "decode".
+        self.xla = compilation.resolve_xla(xla)
         # The `sample` signature's random state, re-seeded by `seed >= 0`.
         self.seed_generator = keras.random.SeedGenerator(0)
         # Track the variables, not the Keras objects: saving a tracked Keras
@@ -353,7 +336,7 @@ class TranslatorModule(tf.Module):
 
         def step(tokens: Tensor, state: Any) -> Any:
             outputs = model_step(tokens, state)
-            _inference_only()  # in the loop body's graph
+            inference_only()  # in the loop body's graph
             return outputs
 
         if self.xla == "step":
@@ -391,7 +374,7 @@ class TranslatorModule(tf.Module):
         decoded = decode(
             self._step(), start, state, text_lib.END_ID, max_length, **options
         )
-        _inference_only()
+        inference_only()
         return decoded
 
     def _run(
@@ -413,8 +396,11 @@ class TranslatorModule(tf.Module):
         # string is decoded with the batch and dropped from the results.
         num_texts = tf.shape(text)[0]
         padded_text = tf.concat([text, tf.constant([""])], axis=0)
+        if self.xla == "decode":  # to the compiled batch sizes
+            padded_text = compilation.pad_batch(text)
         source_ids = self.source_processor.tokenize(padded_text)
         source_dense = tf.cast(source_ids.to_tensor(text_lib.PAD_ID), tf.int32)
+        source_length = tf.shape(source_dense)[1]
         if prefix is not None:
             ids, lengths = prefix
             # (`ids[:1]` would have no row for an empty batch.)
@@ -429,8 +415,18 @@ class TranslatorModule(tf.Module):
             decode_ids = tf.function(
                 decode_ids, jit_compile=True, autograph=False
             )
+            source_dense = compilation.pad_source(source_dense)
+            if prefix is not None:  # the padded batch's rows, too
+                rows = tf.shape(source_dense)[0]
+                ids, lengths = prefix
+                prefix = (
+                    compilation.pad_rows(compilation.pad_source(ids), rows),
+                    compilation.pad_rows(lengths, rows),
+                )
         decoded = decode_ids(decode, source_dense, prefix)
         decoded = {k: v[:num_texts] for k, v in decoded.items()}
+        if decoded["attention"] is not None:  # the padded source's columns
+            decoded["attention"] = decoded["attention"][..., :source_length]
         if copies is not None:
             decoded = {k: _merge_copies(v) for k, v in decoded.items()}
         outputs = serving_ops.format_outputs(
