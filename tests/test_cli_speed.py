@@ -2,8 +2,9 @@
 are in benchmarks/cli_latency.py, not here): a SavedModel's signature is
 loaded with only its functions and answers as `tf.saved_model.load`'s;
 the full loader is never called; stdin loads the model once and, at a
-terminal, says when it is ready; only the command that runs has its flags
-built; the pretrained G2P model is exported once, saying so."""
+terminal, says when it is ready; an XLA export is compiled once per
+machine; only the command that runs has its flags built; the pretrained
+G2P model is exported once, saying so."""
 
 import io
 import os
@@ -195,6 +196,39 @@ def test_only_the_command_that_runs_has_its_flags():
         line for line in full.format_help().splitlines()
         if line.strip().split(" ")[0] in HELP
     ]
+
+
+@pytest.fixture(scope="module")
+def xla_export(tmp_path_factory):
+    from keras_attention.translator import export_run
+
+    path = tmp_path_factory.mktemp("xla") / "export"
+    return export_run(tiny_runs.nmt_run()[0], str(path), xla="decode",
+                      max_output_tokens=tiny_runs.NMT_MAX_OUTPUT_TOKENS)
+
+
+@pytest.mark.slow
+def test_an_xla_export_compiles_once_per_machine(xla_export, tmp_path):
+    """The first process compiles the XLA decoding into the cache; the next
+    loads it from there and compiles nothing."""
+    env = dict(os.environ, KERAS_BACKEND="tensorflow",
+               XDG_CACHE_HOME=str(tmp_path))
+    env.pop("TF_XLA_FLAGS", None)
+    folder = tmp_path / "keras-seq2seq-attention" / "xla"
+    outputs, listings = [], []
+    for _ in range(2):
+        done = subprocess.run(
+            [sys.executable, "-m", "keras_attention", "translate", "--model",
+             xla_export, TEXTS[0]],
+            capture_output=True, text=True, env=env, timeout=TIMEOUT,
+        )
+        assert done.returncode == 0, done.stderr[-3000:]
+        outputs.append(done.stdout)
+        listings.append({p.name: p.stat().st_mtime_ns
+                         for p in folder.iterdir()})
+    assert listings[0], "no compiled program in the cache"
+    assert listings[1] == listings[0]
+    assert outputs[0] == outputs[1] and outputs[0].endswith("\n")
 
 
 @pytest.mark.slow

@@ -129,7 +129,9 @@ class SavedModelDecoder(Decoder):
     (`keras_attention.cli.saved_model.Signature`)."""
 
     def __init__(self, path: str, strategy: str, options: dict):
+        from keras_attention.cli import launch
         from keras_attention.cli.saved_model import Signature
+        from keras_attention.cli.saved_model import keep_xla_compilations
 
         self.strategy = strategy
         if options.get("max_length") is not None:
@@ -154,6 +156,9 @@ class SavedModelDecoder(Decoder):
                 "beams: leave out --beam-width or make it equal to --n-best"
             )
         name = {"greedy": "serving_default"}.get(strategy, strategy)
+        if launch.launched_as_cli():
+            # An XLA export compiles once per machine, not once per process.
+            keep_xla_compilations()
         self.signature = Signature(path, name)
         if strategy == "beam":
             self.arguments = {"beam_width": options["beam_width"]}

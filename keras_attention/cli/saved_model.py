@@ -12,6 +12,10 @@ third of the functions), turns Grappler off for them, and runs them in a
 `tf.compat.v1.Session`: the same ops and the same outputs, the functions
 instantiated once and reused by every later call (each line of stdin).
 
+An export whose decoding is compiled with XLA compiles it again in each
+new process; `keep_xla_compilations` has TensorFlow keep the compiled
+programs in a cache folder and load them in the next process instead.
+
 TensorFlow only, its public API (`tf.compat.v1`); tensorflow-text is
 imported first, for its ops.
 """
@@ -26,6 +30,32 @@ import os
 
 SERVE_TAG = "serve"
 INIT_SIGNATURE = "__saved_model_init_op"
+# TensorFlow's flag (in `TF_XLA_FLAGS`) of its XLA programs' folder.
+XLA_CACHE_FLAG = "--tf_xla_persistent_cache_directory"
+
+
+def cache_directory() -> str:
+    """The command line's cache: `$XDG_CACHE_HOME` (or `~/.cache`), then
+    `keras-seq2seq-attention`."""
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(
+        os.path.expanduser("~"), ".cache"
+    )
+    return os.path.join(base, "keras-seq2seq-attention")
+
+
+def keep_xla_compilations() -> None:
+    """Has TensorFlow write the XLA programs it compiles to
+    `cache_directory()/xla` and read them there in later processes,
+    unless `TF_XLA_FLAGS` names a folder already (an empty one: no cache)
+    or the path has white space. TensorFlow reads the flag when it first
+    compiles with XLA."""
+    flags = os.environ.get("TF_XLA_FLAGS", "")
+    if XLA_CACHE_FLAG in flags:
+        return
+    folder = os.path.join(cache_directory(), "xla")
+    if any(c.isspace() for c in folder):
+        return  # the flags are split at white space
+    os.environ["TF_XLA_FLAGS"] = f"{flags} {XLA_CACHE_FLAG}={folder}".strip()
 
 
 def _node(tensor_name: str) -> str:
