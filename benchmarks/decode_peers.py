@@ -78,31 +78,28 @@ def timers(sizes, exports, worker=None):
     return calls, tokens
 
 
+# (numerator, denominator) of the ratios reported, in speed.
+RATIOS = (("ours", "tfa"), ("xla", "tfa"), ("ours", "baseline"),
+          ("xla", "ours"), ("baseline", "tfa"))
+
+
 def summarise(sizes, times, tokens, labels):
     rows = []
     for batch in sizes["decode_batches"]:
         for name in DECODERS:
-            ours = times[f"ours-{name}-b{batch}"]
+            def timed(label):
+                return times.get(f"{label}-{name}-b{batch}")
+
             row = {"decoder": name if name == "greedy"
                    else f"beam {sizes['beam_width']}",
                    "batch": batch,
                    "sentences_per_s": {
-                       label: round(batch / common.median(
-                           times[f"{label}-{name}-b{batch}"]), 1)
-                       for label in labels
-                       if f"{label}-{name}-b{batch}" in times}}
-            for label in labels:
-                other = times.get(f"{label}-{name}-b{batch}")
-                if label != "ours" and other is not None:
-                    row[f"ours_vs_{label}"] = round(
-                        common.paired_ratio(other, ours), 2)
-            for label in ("baseline", "xla"):
-                other = times.get(f"{label}-{name}-b{batch}")
-                if other is not None and "tfa" in labels:
-                    row[f"{label}_vs_tfa"] = round(common.paired_ratio(
-                        times[f"tfa-{name}-b{batch}"], other), 2)
-            row["xla_vs_ours"] = round(common.paired_ratio(
-                ours, times[f"xla-{name}-b{batch}"]), 2)
+                       label: round(batch / common.median(timed(label)), 1)
+                       for label in labels if timed(label) is not None}}
+            for faster, slower in RATIOS:
+                if timed(faster) is not None and timed(slower) is not None:
+                    row[f"{faster}_vs_{slower}"] = round(common.paired_ratio(
+                        timed(slower), timed(faster)), 2)
             if "baseline" in labels:
                 row["same_tokens_as_baseline"] = bool(np.array_equal(
                     tokens[f"ours-{name}-b{batch}"],
@@ -113,7 +110,7 @@ def summarise(sizes, times, tokens, labels):
 
 def markdown(rows):
     labels = [k for k in rows[0]["sentences_per_s"]]
-    ratios = [k for k in rows[0] if k.startswith("ours_vs_")]
+    ratios = [k for k in rows[0] if "_vs_" in k]
     lines = ["| decoder | batch | " + " | ".join(
         f"{label} sentences/s" for label in labels) + " | " + " | ".join(
         ratios) + " |", "|---" * (2 + len(labels) + len(ratios)) + "|"]
