@@ -3,7 +3,8 @@ the time goes.
 
 Whole processes, started `--runs` times each, interleaved round by round
 (so a machine that slows down slows every candidate alike), after one
-warm-up round (a warm disk cache); each figure is the median wall time and
+warm-up round (a warm disk cache, and the command line's cache of XLA
+programs filled, in a temporary `XDG_CACHE_HOME`); each figure is the median wall time and
 the median CPU time (user + system, of the process and its children):
 
 - `import`: `python -c "import tensorflow, tensorflow_text"`, the floor
@@ -111,8 +112,10 @@ def tiny_export(folder):
     return export
 
 
-def whole_commands(export, runs, before):
-    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
+def whole_commands(export, runs, before, cache):
+    # The command line's cache (XLA programs) in a folder of its own,
+    # filled by the warm-up round.
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", XDG_CACHE_HOME=cache)
     translate = [sys.executable, "-m", "keras_attention", "translate",
                  "--model", export, SENTENCE]
     candidates = {
@@ -185,7 +188,7 @@ def main(argv=None):
         parser.error(f"--runs must be at least 1; got {args.runs}")
     with tempfile.TemporaryDirectory() as folder:
         export = args.model or tiny_export(folder)
-        figures = whole_commands(export, args.runs, args.before)
+        figures = whole_commands(export, args.runs, args.before, folder)
         times = phases(export, args.runs)
         text = report(figures, times, args.runs,
                       "tiny (8 units)" if args.model is None else export)
