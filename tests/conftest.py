@@ -64,6 +64,7 @@ def _reset_policy():
 # keeps them busy to the end. (xdist's own order, most tests first, left
 # single-test files of 30-40 s for last, with one worker idle.)
 SLOWEST_FILES = (
+    "test_portable_export",  # 400 s (exports to three formats)
     "test_rnn",  # 164 s
     "test_g2p_attentions",  # 146
     "test_nmt_decoders",  # 110

@@ -243,3 +243,22 @@ def test_output_length_follows_the_source(translator):
     assert len(longer["target_tokens"]) >= len(one["target_tokens"])
     with pytest.raises(ValueError, match="max_length_margin"):
         fresh.generate(["chat"], max_length_margin=0)
+
+
+def test_litert_export_decodes_as_the_translator(translator, tmp_path):
+    """From every backend (JAX and PyTorch export through a TensorFlow
+    process): the LiteRT file, run by its own runtime, translates as the
+    translator does."""
+    pytest.importorskip("ai_edge_litert")
+    from keras_attention.portable import load
+
+    texts = SOURCES[:6]
+    path = translator.export(str(tmp_path / "model.tflite"), format="litert")
+    model = load(path)
+    assert [r["translation"] for r in model.translate(texts)] == (
+        translator.translate(texts)
+    )
+    beam = translator.generate(texts, strategy="beam", beam_width=3)
+    assert [r["translation"] for r in model.translate(texts, 3)] == [
+        r["translation"] for r in beam
+    ]

@@ -134,3 +134,35 @@ def test_console_script_trains_translates_exports_serves(tmp_path):
             server.wait(timeout=30)
         except subprocess.TimeoutExpired:
             server.kill()
+
+
+def test_console_script_exports_litert_and_onnx_for_the_client(tmp_path):
+    """`export --format litert|onnx` from the installed wheel (with its
+    `[export]` extra), `translate` on each file, and the client copied
+    beside the model, run from a folder of its own: the `.keras`
+    model's translations."""
+    pytest.importorskip("ai_edge_litert")
+    pytest.importorskip("onnxruntime")
+    cli = os.path.join(BIN, "keras-seq2seq-attention")
+    pairs = [("le chat", "the cat"), ("un chien", "a dog"),
+             ("le chien noir", "the black dog")] * 10
+    (tmp_path / "pairs.tsv").write_text(
+        "".join(f"{s}\t{t}\n" for s, t in pairs), encoding="utf-8")
+    run([cli, "train", "--data", "pairs.tsv", "--out", "m.keras",
+         "--tokenizer", "whitespace", "--units", "8", "--embedding-dim",
+         "8", "--epochs", "2"], tmp_path)
+    texts = ["le chat", "un chien noir"]
+    keras_out = run([cli, "translate", "--model", "m.keras", *texts],
+                    tmp_path)
+    for name in ("m.tflite", "m.onnx"):
+        fmt = "litert" if name.endswith(".tflite") else "onnx"
+        run([cli, "export", "--model", "m.keras", "--out", name,
+             "--format", fmt], tmp_path)
+        assert run([cli, "translate", "--model", name, *texts],
+                   tmp_path) == keras_out
+    device = tmp_path / "device"
+    device.mkdir()
+    for name in ("m.tflite", "m.vocab.json", "translator_client.py"):
+        shutil.copy(tmp_path / name, device)
+    assert run([sys.executable, "translator_client.py", "m.tflite", *texts],
+               device) == keras_out

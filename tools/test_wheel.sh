@@ -26,7 +26,7 @@ rm -rf "$venv"
 venv=$(cd "$venv" && pwd)
 # pip's cache holds TensorFlow and Keras from the main environment's install.
 "$venv/bin/python" -m pip install --quiet --upgrade pip
-"$venv/bin/python" -m pip install --quiet "${wheel}[viz]" \
+"$venv/bin/python" -m pip install --quiet "${wheel}[viz,export]" \
     "pytest>=8" "pytest-xdist>=3.5" "hypothesis>=6.100"
 
 work=$(mktemp -d)

@@ -41,6 +41,9 @@ UNK = RESERVED_TOKENS[UNK_ID]
 MAX_INPUT_CHARS = 1000
 MAX_BYTES_PER_WORD = 100
 RUNTIMES = {".tflite": "litert", ".onnx": "onnx"}
+# Whether the graph holds greedy search; without it, greedy search is beam
+# search of width 1 (tf2onnx cannot convert a loop inside a condition).
+GREEDY_IN_GRAPH = {"litert": True, "onnx": False}
 # Unicode's White_Space characters (ICU's, which tensorflow-text splits at).
 _WHITESPACE = frozenset(
     "\t\n\v\f\r \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006"
@@ -414,7 +417,7 @@ class PortableTranslator:
         # Greedy search is beam search of width 1 where the graph has no
         # greedy decoder: the same tokens; its score is the log-prob.
         greedy = beam_width == 0
-        if greedy and not self.spec.get("greedy_in_graph", True):
+        if greedy and not GREEDY_IN_GRAPH[self.runtime]:
             beam_width = 1
         results = []
         for i in range(0, len(texts), batch_size):

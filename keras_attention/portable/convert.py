@@ -47,15 +47,13 @@ def tokenizer_spec(
     return spec
 
 
-def describe(
-    translator: Any, runtime: str, quantize: Optional[str], module: Any
-) -> dict:
-    """The `<stem>.vocab.json` of an export: what the client needs."""
+def describe(translator: Any, module: Any) -> dict:
+    """The `<stem>.vocab.json` of an export: what the client needs. The
+    same for the LiteRT and the ONNX file of a translator (they may share
+    a stem); the decoding settings are the graph's, for the record."""
     return {
         "format": client.FORMAT_NAME,
         "version": client.FORMAT_VERSION,
-        "runtime": runtime,
-        "quantize": quantize,
         "source": tokenizer_spec(
             translator.source_tokenizer,
             False,
@@ -65,13 +63,11 @@ def describe(
         "target": tokenizer_spec(
             translator.target_tokenizer, True, True, translator.max_tokens
         ),
+        "max_beam_width": MAX_BEAM_WIDTH,
         "max_output_tokens": module.max_output_tokens,
         "length_penalty": module.length_penalty,
         "coverage_penalty": module.coverage_penalty,
-        "max_beam_width": MAX_BEAM_WIDTH,
         "ensemble_size": len(module.members),
-        # Without a greedy decoder, greedy search is beam search of width 1.
-        "greedy_in_graph": module.greedy,
     }
 
 
@@ -189,7 +185,7 @@ def export_portable(
         length_penalty,
         coverage_penalty,
         convention,
-        greedy=format == "litert",
+        greedy=client.GREEDY_IN_GRAPH[format],
     )
     directory = os.path.dirname(os.path.abspath(path))
     os.makedirs(directory, exist_ok=True)
@@ -202,7 +198,7 @@ def export_portable(
         else:
             _to_onnx(module.translate, path, quantize)
     with open(client.vocabulary_path(path), "w", encoding="utf-8") as f:
-        json.dump(describe(translator, format, quantize, module), f)
+        json.dump(describe(translator, module), f)
     shutil.copyfile(
         client.__file__, os.path.join(directory, client.CLIENT_FILE)
     )
