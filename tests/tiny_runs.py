@@ -93,13 +93,15 @@ def nmt_run(seed=0):
 @functools.lru_cache(maxsize=None)
 def nmt_export():
     """The SavedModel of `nmt_run()`, exported to its `RUN/export` with
-    `NMT_MAX_OUTPUT_TOKENS` (the commands that take the run use it)."""
+    `NMT_MAX_OUTPUT_TOKENS` (the commands that take the run use it), plain
+    (`xla=None`): the export the XLA-compiled ones are compared against
+    (tests/test_serving_compilation.py tests the default, `xla="auto"`)."""
     from keras_attention.translator import export_run
 
     run_dir = nmt_run()[0]
 
     def build(_):
-        export_run(run_dir, max_output_tokens=NMT_MAX_OUTPUT_TOKENS)
+        export_run(run_dir, max_output_tokens=NMT_MAX_OUTPUT_TOKENS, xla=None)
 
     shared_folder("nmt-0-export", build)
     return os.path.join(run_dir, "export")
