@@ -11,14 +11,14 @@ SavedModel directory and returns a `Decoder` either way: `decode(texts)`
 
 from typing import Any
 from typing import List
-from typing import Tuple
 
 import os
 
+from keras_attention.cli.decoder import Decoder
+from keras_attention.cli.decoder import Hypotheses
 from keras_attention.cli.errors import CliError
 from keras_attention.cli.errors import one_line
 
-Hypotheses = List[Tuple[str, float]]
 
 
 def is_saved_model(path: str) -> bool:
@@ -95,15 +95,6 @@ def warn_about_texts(texts: List[str]) -> None:
     from keras_attention.translator import translating
 
     translating.warn_about_texts(texts, stacklevel=3)
-
-
-class Decoder:
-    """Translations of lists of texts with fixed decoding options."""
-
-    def decode(self, texts: List[str]) -> List[Hypotheses]:
-        """For each text, its hypotheses `(translation, score)`, best
-        first."""
-        raise NotImplementedError
 
 
 class TranslatorDecoder(Decoder):

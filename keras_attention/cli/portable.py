@@ -10,8 +10,8 @@ from typing import List
 
 from keras_attention.cli.errors import CliError
 from keras_attention.cli.errors import one_line
-from keras_attention.cli.models import Decoder
-from keras_attention.cli.models import Hypotheses
+from keras_attention.cli.decoder import Decoder
+from keras_attention.cli.decoder import Hypotheses
 
 SUFFIXES = (".tflite", ".onnx")
 
@@ -53,10 +53,23 @@ class PortableDecoder(Decoder):
             ) from None
 
     def decode(self, texts: List[str]) -> List[Hypotheses]:
-        from keras_attention.translator.translating import warn_about_texts
-
-        warn_about_texts(
-            texts, self.translator.token_counts(texts), self.translator.room
-        )
+        self._warn_about_texts(texts)
         results = self.translator.translate(texts, beam_width=self.beam_width)
         return [[(r["translation"], r["score"])] for r in results]
+
+    def _warn_about_texts(self, texts: List[str]) -> None:
+        """The library's warnings about blank and over-long texts, from
+        the client's token counts; the translator's modules (and Keras)
+        are imported only when there is one to give."""
+        from keras_attention.portable.client import MAX_INPUT_CHARS
+
+        counts = self.translator.token_counts(texts)
+        room = self.translator.room
+        if all(
+            0 < n <= room and len(text) <= MAX_INPUT_CHARS
+            for n, text in zip(counts, texts)
+        ):
+            return
+        from keras_attention.translator import translating
+
+        translating.warn_about_texts(texts, counts, room, stacklevel=4)

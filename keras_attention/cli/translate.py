@@ -14,7 +14,7 @@ import sys
 from keras_attention.cli.errors import CliError
 from keras_attention.cli.io import iter_stream
 from keras_attention.cli.io import read_lines
-from keras_attention.cli.models import Decoder
+from keras_attention.cli.decoder import Decoder
 from keras_attention.cli.models import load_decoder
 
 # Texts of a file decoded at once.

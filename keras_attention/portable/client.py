@@ -1,14 +1,11 @@
 """A translator exported to LiteRT (`.tflite`) or ONNX (`.onnx`), in Python.
 
-This file is self-contained: `Translator.export(path, format="litert")`
-(or `"onnx"`) copies it beside the model as `translator_client.py`, and
-it needs only NumPy and the model's runtime (`ai-edge-litert` or
-`onnxruntime`; a SentencePiece vocabulary also needs `sentencepiece`).
-It turns strings into the model's token ids and back as the exported
-SavedModel's tensorflow-text ops do (NFKC, optional lower-casing,
-whitespace words, punctuation split off, WordPiece, words, characters or
-SentencePiece pieces; `[START]`/`[END]` framing and the length cut), and
-runs greedy or beam search, both inside the model.
+A self-contained file, copied beside the model as `translator_client.py`
+by `Translator.export(path, format="litert"|"onnx")`: it needs NumPy and
+the runtime (`ai-edge-litert` or `onnxruntime`; SentencePiece vocabularies
+`sentencepiece`), turns strings into token ids and back as the
+SavedModel's tensorflow-text ops do, and runs the model's greedy or beam
+search.
 
     python translator_client.py model.tflite "a sentence" [--beam-width 4]
 
@@ -45,9 +42,8 @@ RUNTIMES = {".tflite": "litert", ".onnx": "onnx"}
 # search of width 1 (tf2onnx cannot convert a loop inside a condition).
 GREEDY_IN_GRAPH = {"litert": True, "onnx": False}
 # Unicode's White_Space characters (ICU's, which tensorflow-text splits at).
-_WHITESPACE = frozenset(
-    "\t\n\v\f\r \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006"
-    "\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000"
+_WHITESPACE = re.compile(
+    "[\t\n\v\f\r \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]+"
 )
 _CLOSING = re.compile(r" ([.,!?;:%)\]}»])")
 _OPENING = re.compile(r"([(\[{¿¡«]) ")
@@ -84,34 +80,16 @@ def whitespace_words(text: Union[str, bytes], lower_case: bool) -> list:
     text = unicodedata.normalize("NFKC", text[:MAX_INPUT_CHARS])
     if lower_case:
         text = _lower(text)
-    words, word = [], []
-    for char in text:
-        if char in _WHITESPACE:
-            if word:
-                words.append("".join(word))
-            word = []
-        else:
-            word.append(char)
-    if word:
-        words.append("".join(word))
-    return words
+    return [word for word in _WHITESPACE.split(text) if word]
 
 
 def split_punctuation(word: str) -> list:
     """Runs of other characters and single punctuation marks and symbols
     (Unicode categories P* and S*)."""
-    parts, run = [], []
-    for char in word:
-        if unicodedata.category(char)[0] in "PS":
-            if run:
-                parts.append("".join(run))
-            parts.append(char)
-            run = []
-        else:
-            run.append(char)
-    if run:
-        parts.append("".join(run))
-    return parts
+    spaced = "".join(
+        f" {c} " if unicodedata.category(c)[0] in "PS" else c for c in word
+    )
+    return [part for part in spaced.split(" ") if part]
 
 
 def join_words(text: str) -> str:
@@ -288,26 +266,20 @@ class ONNXRunner:
         self.session = onnxruntime.InferenceSession(
             path, options, providers=["CPUExecutionProvider"]
         )
-        self.inputs = {i.name: i.name for i in self.session.get_inputs()}
+        inputs = sorted(i.name for i in self.session.get_inputs())
+        if inputs != ["beam_width", "source_ids"]:
+            raise ValueError(
+                f"The ONNX model {path!r} takes {inputs}, not `source_ids` "
+                "and `beam_width`: not written by `Translator.export`?"
+            )
         self.outputs = [o.name for o in self.session.get_outputs()]
 
     def __call__(self, source_ids: np.ndarray, beam_width: int) -> dict:
         feeds = {
-            self._input("source_ids"): source_ids,
-            self._input("beam_width"): np.array(beam_width, np.int32),
+            "source_ids": source_ids,
+            "beam_width": np.array(beam_width, np.int32),
         }
-        values = self.session.run(self.outputs, feeds)
-        # tf2onnx names outputs after the graph's (`tokens`, ...).
-        return {name.split(":")[0]: v for name, v in zip(self.outputs, values)}
-
-    def _input(self, name: str) -> str:
-        for key in self.inputs:
-            if key.split(":")[0] == name:
-                return key
-        raise ValueError(
-            f"The ONNX model has no input {name!r} (not written by "
-            f"`Translator.export`?). Received: inputs={sorted(self.inputs)}"
-        )
+        return dict(zip(self.outputs, self.session.run(self.outputs, feeds)))
 
 
 # ----------------------------------------------------------------------
