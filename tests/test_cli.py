@@ -530,3 +530,32 @@ def test_a_saved_model_says_when_it_cuts_or_answers_empty(exported, capsys):
     assert "no token" in warnings[0] and "texts[1]" in warnings[0]
     assert "longer than the model reads" in warnings[1]
     assert "texts[2]" in warnings[1] and "Traceback" not in err
+
+
+def _xla_functions(saved_model_dir):
+    """How many functions of a SavedModel must compile with XLA."""
+    from tensorflow.core.protobuf import saved_model_pb2
+
+    proto = saved_model_pb2.SavedModel()
+    with open(os.path.join(saved_model_dir, "saved_model.pb"), "rb") as f:
+        proto.ParseFromString(f.read())
+    library = proto.meta_graphs[0].graph_def.library
+    return sum(
+        f.attr["_XlaMustCompile"].b for f in library.function
+    )
+
+
+def test_export_xla_flag_chooses_the_compilation(tmp_path, capsys):
+    """`export` compiles the decoding with XLA by default (`--xla auto`);
+    `--xla none` writes plain TensorFlow ops."""
+    from tests import tiny_runs
+
+    run = tiny_runs.nmt_run(0)[0]
+    status, _, err = call(capsys, "export", "--model", run, "--out",
+                          tmp_path / "auto")
+    assert status == 0, err
+    status, _, err = call(capsys, "export", "--model", run, "--out",
+                          tmp_path / "plain", "--xla", "none")
+    assert status == 0, err
+    assert _xla_functions(tmp_path / "auto") > 0
+    assert _xla_functions(tmp_path / "plain") == 0

@@ -300,9 +300,12 @@ def _add_export(commands: Any) -> None:
     p.add_argument("--quantize", choices=("float16", "int8"), default=None,
                    help="litert: float16 or dynamic-range int8 weights; "
                    "onnx: int8 (default: float32)")
-    p.add_argument("--xla", choices=("step", "decode"), default=None,
-                   help="tf_saved_model: compile the decoding step or the "
-                   "whole decoding with XLA (default: no XLA)")
+    p.add_argument("--xla", choices=("auto", "none", "step", "decode"),
+                   default=None,
+                   help="tf_saved_model: compile the whole decoding (decode), "
+                   "the decoding step (step) or nothing (none) with XLA "
+                   "(default: auto, the whole decoding where TensorFlow has "
+                   "XLA)")
     p.add_argument("--overwrite", action="store_true",
                    help="replace an existing --out")
 
