@@ -612,6 +612,9 @@ TENSORFLOW_ALLOWED = {
     # backend (jax.jit on JAX).
     ("compiled.py", "is_traced"),
     ("compiled.py", "__init__"),
+    # The decoding loops' row gather: a plain `GatherV2` on TensorFlow, not
+    # `ops.take`'s five extra ops for negative indices at every step.
+    ("state.py", "gather"),
 }
 # The parts of the package that their docstrings say need TensorFlow: the
 # tf.data pipeline, the SavedModel serving, the text ops of tokenizers, the
@@ -630,6 +633,7 @@ TENSORFLOW_MODULES = {
     "serving/serving_ops.py",
     "serving/tokenizer.py",
     "serving/translator.py",
+    "serving/compilation.py",
     "web/translator.py",
     # The tokenizers' ops and the task model's string handling (tf.data,
     # tensorflow-text) and the command line's SavedModel calls.
@@ -639,6 +643,10 @@ TENSORFLOW_MODULES = {
     "translator/translating.py",
     "translator/translator.py",
     "cli/models.py",
+    "cli/saved_model.py",
+    # The LiteRT and ONNX exports: a TensorFlow graph, converted.
+    "portable/graph.py",
+    "portable/convert.py",
 }
 
 
