@@ -634,6 +634,7 @@ TENSORFLOW_MODULES = {
     "serving/tokenizer.py",
     "serving/translator.py",
     "serving/compilation.py",
+    "serving/members.py",
     "web/translator.py",
     # The tokenizers' ops and the task model's string handling (tf.data,
     # tensorflow-text) and the command line's SavedModel calls.

@@ -19,11 +19,9 @@ from keras_attention.typing import Tensor
 import tensorflow as tf
 
 from keras_attention.decoding import beam_search_decode
-from keras_attention.decoding import ensemble_state
-from keras_attention.decoding import ensemble_step
 from keras_attention.decoding import greedy_decode
 from keras_attention.seq2seq import tokens as text_lib
-from keras_attention.seq2seq.generation import SOURCE_LENGTH_LIMIT
+from keras_attention.serving import members as members_lib
 from keras_attention.serving.limits import MAX_BEAM_WIDTH
 
 # The decoded outputs, each `(batch, ...)`, in the order of the graph.
@@ -120,28 +118,16 @@ class PortableModule(tf.Module):
         return dict(zip(OUTPUTS, outputs))
 
     def _decode(self, source_ids: Tensor, decode: Any) -> tuple:
-        states = [m.encode(source_ids) for m in self.members]
-        if len(states) == 1:
-            state, step = states[0], self.members[0].step
-        else:
-            state = ensemble_state(*states)
-            step = ensemble_step([m.step for m in self.members])
-        batch = tf.shape(source_ids)[0]
-        start = tf.fill([batch], tf.constant(text_lib.START_ID, tf.int32))
-        source_lengths = tf.reduce_sum(
-            tf.cast(source_ids != text_lib.PAD_ID, tf.int32), axis=1
-        )
-        scale, margin = SOURCE_LENGTH_LIMIT
         max_length = tf.minimum(
-            scale * source_lengths + margin, self.max_output_tokens
+            members_lib.length_limits(source_ids), self.max_output_tokens
         )
         decoded = decode(
-            step,
-            start,
-            state,
+            members_lib.step(self.members),
+            members_lib.start_tokens(source_ids),
+            members_lib.encode(self.members, source_ids),
             text_lib.END_ID,
             max_length,
-            forbidden_tokens=(text_lib.PAD_ID, text_lib.START_ID),
+            forbidden_tokens=members_lib.FORBIDDEN_TOKENS,
         )
         return (
             tf.cast(decoded["tokens"], tf.int32),

@@ -15,15 +15,13 @@ import keras
 import tensorflow as tf
 
 from keras_attention.seq2seq import tokens as text_lib
-from keras_attention.seq2seq.generation import SOURCE_LENGTH_LIMIT
 from keras_attention.serving import compilation
+from keras_attention.serving import members as members_lib
 from keras_attention.serving import serving_ops
 from keras_attention.serving.compilation import XLA_CHOICES  # noqa: F401
 from keras_attention.serving.compilation import inference_only
 from keras_attention.decoding import beam_search_decode
 from keras_attention.decoding import beam_search_nbest
-from keras_attention.decoding import ensemble_state
-from keras_attention.decoding import ensemble_step
 from keras_attention.decoding import filter_logits
 from keras_attention.decoding import greedy_decode
 from keras_attention.decoding import sample_decode
@@ -329,10 +327,7 @@ class TranslatorModule(tf.Module):
         return decode
 
     def _step(self):
-        if len(self.members) == 1:
-            model_step = self.seq2seq.step
-        else:
-            model_step = ensemble_step([m.step for m in self.members])
+        model_step = members_lib.step(self.members)
 
         def step(tokens: Tensor, state: Any) -> Any:
             outputs = model_step(tokens, state)
@@ -343,27 +338,16 @@ class TranslatorModule(tf.Module):
             step = tf.function(step, jit_compile=True, autograph=False)
         return step
 
-    def _encode(self, source_dense: Tensor):
-        states = [m.encode(source_dense) for m in self.members]
-        return states[0] if len(states) == 1 else ensemble_state(*states)
-
     def _decode_ids(
         self, decode: Any, source_dense: Tensor, prefix: Any
     ) -> dict:
         """Token ids to a decoder's dict: encode, then `decode(step_fn,
         start, state, end, max_length, **options)`, where `options` hold
         the prefix and, for `xla="decode"`, the static output width."""
-        state = self._encode(source_dense)
-        batch = tf.shape(source_dense)[0]
-        start = tf.fill([batch], tf.constant(text_lib.START_ID, tf.int32))
-        source_lengths = tf.reduce_sum(
-            tf.cast(source_dense != text_lib.PAD_ID, tf.int32), axis=1
-        )
-        scale, margin = SOURCE_LENGTH_LIMIT
-        limit = scale * source_lengths + margin
-        # No hypothesis holds [PAD] or [START] before its end (n-best lists
-        # would read the same once the target processor drops them).
-        options = {"forbidden_tokens": (text_lib.PAD_ID, text_lib.START_ID)}
+        state = members_lib.encode(self.members, source_dense)
+        start = members_lib.start_tokens(source_dense)
+        limit = members_lib.length_limits(source_dense)
+        options = {"forbidden_tokens": members_lib.FORBIDDEN_TOKENS}
         if prefix is not None:
             ids, lengths = prefix
             limit = tf.maximum(limit, lengths + PREFIX_ROOM)
