@@ -355,6 +355,8 @@ def test_bad_client_arguments_are_named(example, exports, tmp_path):
     model = portable.load(exports["litert"])
     with pytest.raises(TypeError, match="not one string"):
         model.translate("one text")
+    with pytest.raises(TypeError, match=r"NoneType at texts\[1\]"):
+        model.translate(["a", None])
     for width in (-1, 17, 2.0, True):
         with pytest.raises(ValueError, match="`beam_width` must be"):
             model.translate(["a"], beam_width=width)

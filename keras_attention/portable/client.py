@@ -386,6 +386,12 @@ class PortableTranslator:
             )
         self.check_beam_width(beam_width)
         texts = list(texts)
+        for i, text in enumerate(texts):
+            if not isinstance(text, (str, bytes)):
+                raise TypeError(
+                    f"`texts` must hold strings. Received: {text!r:.80} of "
+                    f"type {type(text).__name__} at texts[{i}]"
+                )
         # Greedy search is beam search of width 1 where the graph has no
         # greedy decoder: the same tokens; its score is the log-prob.
         greedy = beam_width == 0
@@ -409,8 +415,6 @@ class PortableTranslator:
             while length < len(tokens) and tokens[length] != END_ID:
                 length += 1
         tokens = tokens[:length]
-        score = 0.0 if empty else float(out["scores"][row])
-        log_prob = 0.0 if empty else float(out["log_probs"][row])
         return {
             "translation": self.target.detokenize(tokens),
             "source_tokens": [self.source.token_string(i) for i in source_ids],
@@ -418,8 +422,8 @@ class PortableTranslator:
             "attention": np.asarray(
                 out["attention"][row][:length, : len(source_ids)], np.float32
             ),
-            "score": score,
-            "log_prob": log_prob,
+            "score": 0.0 if empty else float(out["scores"][row]),
+            "log_prob": 0.0 if empty else float(out["log_probs"][row]),
         }
 
 
@@ -431,16 +435,13 @@ def load(path: str, num_threads: Optional[int] = None) -> PortableTranslator:
 def main(argv: Optional[Sequence[str]] = None) -> int:
     import argparse
 
-    parser = argparse.ArgumentParser(
-        description="Translate with a LiteRT or ONNX translator.")
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("model", help="the .tflite or .onnx file")
     parser.add_argument("text", nargs="*", help="texts (default: stdin)")
-    parser.add_argument("--beam-width", type=int, default=0,
-                        help="0: greedy search (default)")
+    parser.add_argument("--beam-width", type=int, default=0, help="0: greedy")
     args = parser.parse_args(argv)
-    translator = load(args.model)
     texts = args.text or [line.rstrip("\n") for line in sys.stdin]
-    for result in translator.translate(texts, beam_width=args.beam_width):
+    for result in load(args.model).translate(texts, args.beam_width):
         print(result["translation"])
     return 0
 
