@@ -15,7 +15,10 @@
 # weights), AVERAGE (package the mean of the checkpoints of the last
 # AVERAGE epochs, up to CHECKPOINT or EPOCHS), SEED (default 0: the
 # weights' and the shuffling's seed; another seed trains another member
-# of an ensemble). The dev scores go to
+# of an ensemble), UNITS (default 256, per encoder direction),
+# ENCODER_LAYERS (default 1), DROPOUT (default 0.2), PATIENCE (default 4:
+# early stopping on the validation loss; the checkpoints of every epoch
+# stay for AVERAGE). The dev scores go to
 # RUNS[.epochN][.averageN].metrics.json and .eval.log.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -26,13 +29,18 @@ RUN=${RUNS:-runs/g2p-pretrained}
 OUT=${1:-examples/g2p/pretrained}
 EPOCHS=${EPOCHS:-16}
 SEED=${SEED:-0}
+UNITS=${UNITS:-256}
+ENCODER_LAYERS=${ENCODER_LAYERS:-1}
+DROPOUT=${DROPOUT:-0.2}
+PATIENCE=${PATIENCE:-4}
 if [ -f "$RUN/model.weights.h5" ]; then
   echo "$RUN has finished training (model.weights.h5): packaging it" >&2
 else
   nice -n 10 "$PY" -m examples.g2p train --out "$RUN" --lexicon "$LEXICON" \
     --validation-fraction 0.02 --test-fraction 0.05 --score additive \
-    --units 256 --embedding-dim 128 --dropout 0.2 --label-smoothing 0.1 \
-    --batch-size 256 --learning-rate 3e-3 --epochs "$EPOCHS" --patience 4 \
+    --units "$UNITS" --encoder-layers "$ENCODER_LAYERS" --embedding-dim 128 \
+    --dropout "$DROPOUT" --label-smoothing 0.1 --batch-size 256 \
+    --learning-rate 3e-3 --epochs "$EPOCHS" --patience "$PATIENCE" \
     --seed "$SEED" --verbose 2 2>&1 | tee "$RUN.train.log"
 fi
 weights="$RUN/model.weights.h5"
