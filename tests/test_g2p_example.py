@@ -149,3 +149,29 @@ def test_fused_step_benchmark_times_both_loops(trained_run, tmp_path):
     for name in ("fused", "generic"):
         assert abs(figures["epoch_seconds"][name]
                    - seconds[name] * figures["steps_per_epoch"]) <= 1
+
+
+@pytest.mark.slow
+def test_cli_train_distils_from_teacher_runs(trained_run, tmp_path, capsys):
+    """`train --teachers RUN RUN`: the student's targets are the mixture
+    (the run records its teachers; a weight that is not a probability and
+    a teacher of another alphabet are one `error:` line each)."""
+    run_dir, _ = trained_run
+    out = tmp_path / "student"
+    args = ["train", "--out", str(out), "--max-words", "400",
+            "--validation-fraction", "0.1", "--test-fraction", "0.1",
+            "--embedding-dim", "8", "--units", "8", "--epochs", "1",
+            "--batch-size", "32", "--verbose", "0"]
+    assert cli.main(args + ["--teachers", run_dir, run_dir,
+                            "--distillation-weight", "0.4"]) == 0
+    with open(out / "run.json") as f:
+        train_config = json.load(f)["train"]
+    assert train_config["teachers"] == [run_dir, run_dir]
+    assert train_config["distillation_weight"] == 0.4
+    with open(out / "history.json") as f:
+        history = json.load(f)
+    assert np.isfinite(history["loss"][0]) and np.isfinite(history["val_loss"][0])
+    assert "2 teachers' distributions" in capsys.readouterr().out
+    assert cli.main(args + ["--overwrite", "--teachers", run_dir,
+                            "--distillation-weight", "1.5"]) == 2
+    assert "distillation_weight" in capsys.readouterr().err

@@ -48,9 +48,18 @@ def _config_arguments(settings):
 
 
 def cmd_train(args):
+    import dataclasses
+
+    from examples.g2p import pretrained
     from examples.g2p import train as train_lib
 
-    train_lib.train(args.out, *_configs(args), overwrite=args.overwrite)
+    data, model, train = _configs(args)
+    # `--teachers pretrained` names the shipped model's run.
+    train = dataclasses.replace(
+        train,
+        teachers=tuple(pretrained.run_directory(r) for r in train.teachers),
+    )
+    train_lib.train(args.out, data, model, train, overwrite=args.overwrite)
     return 0
 
 

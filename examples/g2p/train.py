@@ -15,6 +15,7 @@ processors: a word in, its phones and the attention out.
 import types
 import zlib
 
+from keras_attention.training import distillation
 from keras_attention.training import runs as training_runs
 from keras_attention.training import settings as settings_lib
 from keras_attention.training.splits import save_held_out
@@ -107,9 +108,15 @@ def train(run_dir, data_config, model_config, train_config, log=print,
     run_lib.save_run_config(run_dir, config)
     save_held_out(run_dir, splits, data_lib.lexicon_rows)
     corpora = {name: as_corpus(lex) for name, lex in splits.items()}
+    teachers = None
+    if train_config.teachers:
+        teachers = distillation.check_teachers(
+            [load_translator(r) for r in train_config.teachers],
+            *(t.vocabulary for t in text_lib.make_tokenizers()),
+        )
     return training_runs.fit(
         strategy, run_dir, corpora, source, target, model_config,
-        train_config, log=log,
+        train_config, log=log, teachers=teachers,
     )
 
 

@@ -21,6 +21,12 @@ class MaskedLoss(keras.losses.Loss):
     `loss = sum_t m_t CE_t / sum_t m_t` with `m_t = [y_t != 0]`, the
     cross-entropy of logits against one-hot labels smoothed by
     `label_smoothing` (`(1 - e) onehot + e / V`).
+
+    `y_true` is either the target ids `(batch, T)` or target distributions
+    `(batch, T, V)` (`keras_attention.training.distillation`: the reference
+    token mixed with teachers' probabilities), whose rows of zeros are the
+    padding (`m_t = [sum_v y_tv > 0]`); the smoothing mixes the same
+    uniform distribution into them.
     """
 
     def __init__(
@@ -33,8 +39,10 @@ class MaskedLoss(keras.losses.Loss):
         self.label_smoothing = label_smoothing
 
     def call(self, y_true: Tensor, y_pred: Tensor) -> Any:
-        y_true = ops.cast(y_true, "int32")
         logits = ops.cast(y_pred, "float32")
+        if len(y_true.shape) == 3:
+            return self._soft_call(ops.cast(y_true, "float32"), logits)
+        y_true = ops.cast(y_true, "int32")
         mask = ops.cast(ops.not_equal(y_true, 0), "float32")
         if self.label_smoothing:
             labels = ops.one_hot(y_true, ops.shape(logits)[-1])
@@ -48,15 +56,36 @@ class MaskedLoss(keras.losses.Loss):
             per_token = keras.losses.sparse_categorical_crossentropy(
                 y_true, logits, from_logits=True
             )
-        token_mean = ops.sum(per_token * mask) / ops.maximum(ops.sum(mask), 1.0)
-        # One value per example, so that the Keras reduction (a mean over
-        # the batch) returns the token mean unchanged.
-        return ops.ones_like(per_token[:, 0]) * token_mean
+        return _token_mean(per_token, mask)
+
+    def _soft_call(self, distributions: Tensor, logits: Tensor) -> Tensor:
+        total = ops.sum(distributions, axis=-1)
+        mask = ops.cast(ops.greater(total, 0.0), "float32")
+        if self.label_smoothing:
+            size = ops.cast(ops.shape(logits)[-1], "float32")
+            distributions = (
+                (1.0 - self.label_smoothing) * distributions
+                + self.label_smoothing * total[..., None] / size
+            )
+        # Padded rows are zeros: whatever their logits hold, they add 0.
+        log_probs = ops.log_softmax(logits, axis=-1)
+        per_token = -ops.sum(
+            ops.where(distributions > 0.0, distributions * log_probs, 0.0),
+            axis=-1,
+        )
+        return _token_mean(per_token, mask)
 
     def get_config(self) -> dict:
         config = super().get_config()
         config.update({"label_smoothing": self.label_smoothing})
         return config
+
+
+def _token_mean(per_token: Tensor, mask: Tensor) -> Tensor:
+    token_mean = ops.sum(per_token * mask) / ops.maximum(ops.sum(mask), 1.0)
+    # One value per example, so that the Keras reduction (a mean over the
+    # batch) returns the token mean unchanged.
+    return ops.ones_like(per_token[:, 0]) * token_mean
 
 
 @keras.saving.register_keras_serializable(package="keras_attention")
@@ -70,14 +99,16 @@ class MaskedMean(keras.losses.Loss):
 
     def call(self, y_true: Tensor, y_pred: Tensor) -> Any:
         mask = ops.cast(ops.not_equal(ops.cast(y_true, "int32"), 0), "float32")
-        per_token = ops.cast(y_pred, "float32")
-        token_mean = ops.sum(per_token * mask) / ops.maximum(ops.sum(mask), 1.0)
-        return ops.ones_like(per_token[:, 0]) * token_mean
+        return _token_mean(ops.cast(y_pred, "float32"), mask)
 
 
 @keras.saving.register_keras_serializable(package="keras_attention")
 class MaskedAccuracy(keras.metrics.Metric):
-    """Share of non-padding target tokens predicted exactly (argmax)."""
+    """Share of non-padding target tokens predicted exactly (argmax).
+
+    With target distributions `(batch, T, V)` (`MaskedLoss`), the target
+    token is each row's most probable one (the reference token while the
+    teachers' weight is under a half), rows of zeros the padding."""
 
     def __init__(self, name: str = "masked_accuracy", **kwargs: Any):
         super().__init__(name=name, **kwargs)
@@ -91,8 +122,12 @@ class MaskedAccuracy(keras.metrics.Metric):
     def update_state(
         self, y_true: Tensor, y_pred: Tensor, sample_weight: Any = None
     ) -> None:
-        y_true = ops.cast(y_true, "int32")
-        mask = ops.not_equal(y_true, 0)
+        if len(y_true.shape) == 3:
+            mask = ops.greater(ops.sum(ops.cast(y_true, "float32"), -1), 0.0)
+            y_true = ops.cast(ops.argmax(y_true, axis=-1), "int32")
+        else:
+            y_true = ops.cast(y_true, "int32")
+            mask = ops.not_equal(y_true, 0)
         predicted = ops.cast(ops.argmax(y_pred, axis=-1), "int32")
         hits = ops.logical_and(mask, ops.equal(predicted, y_true))
         self.correct.assign_add(ops.sum(ops.cast(hits, "float32")))

@@ -61,6 +61,8 @@ def make_dataset(
     fixed_shapes: bool = False,
     lexical: bool = False,
     cache: Optional[bool] = None,
+    teacher: Any = None,
+    distillation_weight: float = 0.5,
 ) -> Any:
     """`tf.data` pipeline of `({"source_ids", "target_in"}, target_out)`.
 
@@ -78,6 +80,12 @@ def make_dataset(
 
     With `lexical` (the lexical alignment head), `"lexical": target_out`
     is in the dict (the head's loss masks by the same ids).
+
+    With `teacher`, the `(flat, splits)` distributions of
+    `keras_attention.training.distillation.teacher_distributions` (one
+    `(T_i, V)` block per pair, in `corpus` order), the `"logits"` target
+    is each pair's distributions `(1 - w) onehot(target_out) + w teacher`
+    (`w` the `distillation_weight`), padded with rows of zeros.
 
     With `fixed_shapes`, every batch is padded to the longest length its
     bucket can hold (`padded_widths`), not to its own longest sentence:
@@ -115,7 +123,7 @@ def make_dataset(
                 tf.range(len(sources), dtype=tf.int64),
             )
         )
-        buffer = len(sources)
+        buffer = size = len(sources)
 
     def tokenize(s: Tensor, t: Tensor, index: Any) -> Any:
         s, t = source_processor.tokenize(s), target_processor.tokenize(t)
@@ -144,24 +152,49 @@ def make_dataset(
         )
     if repeat:
         ds = ds.repeat()
-    if links is None:
-        ds = ds.map(lambda s, t, i: (s, t))
-        padding = None
-    else:
-        flat, splits = _flat_links(links)
-        flat, splits = tf.constant(flat), tf.constant(splits)
+    # Per-pair extras, looked up by the pair's index: (name, make, the
+    # padding value, whether the source length pads its last axis).
+    extras = []
+    if links is not None:
+        flat, splits = (tf.constant(x) for x in _flat_links(links))
 
-        def reference(s: Tensor, t: Tensor, i: Any) -> Any:
+        def reference(s: Tensor, t: Tensor, i: Any) -> Tensor:
             pair = flat[splits[i] : splits[i + 1]]
             shape = tf.stack([tf.shape(t)[0] - 1, tf.shape(s)[0]])
             matrix = tf.scatter_nd(
                 pair, tf.ones([tf.shape(pair)[0]], tf.float32), shape
             )
-            return s, t, tf.minimum(matrix, 1.0)
+            return tf.minimum(matrix, 1.0)
 
-        ds = ds.map(reference, num_parallel_calls=tf.data.AUTOTUNE)
+        extras.append(("alignment", reference, -1.0, True))
+    if teacher is not None:
+        if size >= 0 and len(teacher[1]) - 1 != size:
+            raise ValueError(
+                "`teacher` must hold the distributions of every pair of "
+                f"`corpus` ({size} pairs). Received: distributions of "
+                f"{len(teacher[1]) - 1} pairs"
+            )
+        soft, soft_splits = (tf.constant(x) for x in teacher)
+        vocab_size = int(teacher[0].shape[1])
+
+        def distributions(s: Tensor, t: Tensor, i: Any) -> Tensor:
+            rows = tf.cast(soft[soft_splits[i] : soft_splits[i + 1]], tf.float32)
+            reference = tf.one_hot(t[1:], vocab_size)
+            return (1.0 - distillation_weight) * reference + (
+                distillation_weight * rows
+            )
+
+        extras.append(("logits", distributions, 0.0, False))
+    ds = ds.map(
+        lambda s, t, i: (s, t) + tuple(make(s, t, i) for _, make, *_ in extras),
+        num_parallel_calls=tf.data.AUTOTUNE,
+    )
+    padding = None
+    if extras:
         zero = tf.constant(0, tf.int64)
-        padding = (zero, zero, tf.constant(-1.0, tf.float32))
+        padding = (zero, zero) + tuple(
+            tf.constant(value, tf.float32) for _, _, value, _ in extras
+        )
     if bucket_boundaries:
         ds = ds.bucket_by_sequence_length(
             lambda s, t, *_: tf.maximum(tf.shape(s)[0], tf.shape(t)[0]),
@@ -172,26 +205,22 @@ def make_dataset(
     else:
         ds = ds.padded_batch(batch_size, padding_values=padding)
 
-    def pad_to_width(source: Tensor, target: Any, *reference: Any) -> Any:
+    def pad_to_width(source: Tensor, target: Any, *matrices: Any) -> Any:
         # One bucket's sentences are all shorter than its boundary: the
         # first width that holds the batch's longest is the bucket's.
         longest = tf.maximum(tf.shape(source)[1], tf.shape(target)[1])
         width = widths[tf.searchsorted(widths, [longest])[0]]
-        source = _pad_columns(source, width)
-        target = _pad_columns(target, width)
-        if not reference:
-            return source, target
-        matrix = reference[0]
-        matrix = tf.pad(
-            matrix,
-            [
-                [0, 0],
-                [0, width - 1 - tf.shape(matrix)[1]],
-                [0, width - tf.shape(matrix)[2]],
-            ],
-            constant_values=-1.0,
-        )
-        return source, target, matrix
+        padded = [_pad_columns(source, width), _pad_columns(target, width)]
+        for matrix, (_, _, value, by_source) in zip(matrices, extras):
+            last = width - tf.shape(matrix)[2] if by_source else 0
+            padded.append(
+                tf.pad(
+                    matrix,
+                    [[0, 0], [0, width - 1 - tf.shape(matrix)[1]], [0, last]],
+                    constant_values=value,
+                )
+            )
+        return tuple(padded)
 
     if fixed_shapes:
         widths = tf.constant(
@@ -203,17 +232,17 @@ def make_dataset(
         )
         ds = ds.map(pad_to_width)
 
-    def to_inputs(source: Tensor, target: Any, *reference: Any) -> Any:
+    def to_inputs(source: Tensor, target: Any, *matrices: Any) -> Any:
         source = tf.cast(source, tf.int32)
         target = tf.cast(target, tf.int32)
         inputs = {"source_ids": source, "target_in": target[:, :-1]}
-        if not (lexical or reference):
+        if not (lexical or extras):
             return inputs, target[:, 1:]
         targets = {"logits": target[:, 1:]}
         if lexical:
             targets["lexical"] = target[:, 1:]
-        if reference:
-            targets["alignment"] = reference[0]
+        for matrix, (name, *_) in zip(matrices, extras):
+            targets[name] = matrix
         return inputs, targets
 
     return ds.map(to_inputs).prefetch(tf.data.AUTOTUNE)

@@ -18,10 +18,12 @@ from typing import Tuple
 
 import dataclasses
 import math
+import time
 
 import keras
 
 from keras_attention.training import acceleration
+from keras_attention.training import distillation
 from keras_attention.training import distribute
 from keras_attention.seq2seq import Seq2Seq
 from keras_attention.training import dataset as dataset_lib
@@ -119,6 +121,7 @@ def fit(
     train_config: TrainConfig,
     log: Callable[[str], Any] = print,
     links: Optional[Dict[str, Any]] = None,
+    teachers: Optional[Sequence[Any]] = None,
 ) -> Tuple[Seq2Seq, dict]:
     """`Seq2Seq.fit` on prepared splits, into `run_dir`.
 
@@ -134,6 +137,11 @@ def fit(
         log: Printing function.
         links: With guided alignment, a dict from `"train"` and
             `"validation"` to the token links of each pair.
+        teachers: With `train_config.teachers`, their `Seq2Seq` models
+            (`distillation.check_teachers`): the model learns their
+            averaged next-token distributions on both splits
+            (`distillation.teacher_distributions`, computed once here),
+            weighted by `train_config.distillation_weight`.
 
     Returns:
         `(seq2seq, history dict)`; the run directory holds the checkpoints,
@@ -148,6 +156,32 @@ def fit(
             "`links` must be given exactly when `guided_alignment` is set "
             f"(`train` reads them). Received: guided_alignment={guided!r}, "
             f"links {'given' if links is not None else 'not given'}"
+        )
+    if bool(train_config.teachers) != bool(teachers):
+        raise ValueError(
+            "`teachers` (the models) must be given exactly when "
+            "`train_config.teachers` names runs. Received: "
+            f"train_config.teachers={train_config.teachers!r}, "
+            f"{len(teachers or ())} teacher models"
+        )
+    distilled = {}
+    if teachers:
+        weight = distillation.check_weight(train_config.distillation_weight)
+        started = time.time()
+        for name in ("train", "validation"):
+            if not len(splits[name].pairs):
+                continue
+            distilled[name] = {
+                "teacher": distillation.teacher_distributions(
+                    teachers, splits[name], source, target,
+                    train_config.batch_size,
+                ),
+                "distillation_weight": weight,
+            }
+        log(
+            f"distillation: {len(teachers)} teachers' distributions on "
+            f"{len(splits['train'].pairs)} training pairs in "
+            f"{time.time() - started:.0f} s (weight {weight})"
         )
     steps_per_epoch = train_config.steps_per_epoch or max(
         math.ceil(len(splits["train"].pairs) / train_config.batch_size), 1
@@ -171,7 +205,8 @@ def fit(
         splits["train"], source, target, train_config.batch_size,
         shuffle=True, bucket_boundaries=train_config.bucket_boundaries,
         seed=train_config.seed, repeat=True,
-        links=None if links is None else links["train"], **options,
+        links=None if links is None else links["train"],
+        **distilled.get("train", {}), **options,
     )
     validation = splits["validation"] if len(splits["validation"].pairs) else None
     val_ds = None
@@ -179,6 +214,7 @@ def fit(
         val_ds = dataset_lib.make_dataset(
             validation, source, target, train_config.batch_size,
             links=None if links is None else links["validation"],
+            **distilled.get("validation", {}),
             bucket_boundaries=(
                 train_config.bucket_boundaries if fixed_shapes else None
             ),

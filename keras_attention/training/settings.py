@@ -304,6 +304,20 @@ class TrainConfig:
     guided_alignment_weight: float = option(
         1.0, "weight of the guided alignment loss"
     )
+    # Token-level distillation (keras_attention.training.distillation):
+    # trained runs whose averaged next-token distributions the model learns.
+    teachers: Tuple[str, ...] = option(
+        (),
+        "trained run directories of the same tokenizers whose averaged "
+        "next-token probabilities the model also learns (an ensemble "
+        "distilled into one model)",
+        type=str, nargs="*",
+    )
+    distillation_weight: float = option(
+        0.5,
+        "share of the teachers' probabilities in each target token's "
+        "distribution (the reference token has the rest)",
+    )
 
 
 def replace(

@@ -17,6 +17,7 @@ from keras_attention.seq2seq.losses import MaskedAccuracy
 from keras_attention.seq2seq.losses import MaskedLoss
 from keras_attention.seq2seq.targets import OutputTargets
 from keras_attention.tokenizers.base import check_pairs
+from keras_attention.training import distillation
 
 
 def _is_batches(data: Any) -> bool:
@@ -87,11 +88,14 @@ class TranslatorTraining(OutputTargets):
         batch_size: int = 32,
         shuffle: bool = False,
         seed: Optional[int] = 0,
+        teachers: Any = None,
+        distillation_weight: float = 0.5,
     ) -> Any:
         """The `tf.data` pipeline of `fit`/`evaluate`: from lists of
         strings (`x` sources, `y` targets) or a `tf.data.Dataset` of
         `(source, target)` strings, batches of `({"source_ids",
-        "target_in"}, targets)`."""
+        "target_in"}, targets)`; with `teachers`, the `"logits"` targets
+        are distributions (`fit`)."""
         import tensorflow as tf
 
         from keras_attention.training.dataset import make_dataset
@@ -113,6 +117,20 @@ class TranslatorTraining(OutputTargets):
             corpus = _Pairs(*check_pairs(x, y))
         source, target = self.framed_tokenizers
         batch_size = check_positive_int("batch_size", batch_size)
+        distilled = {}
+        if teachers is not None:
+            weight = distillation.check_weight(distillation_weight)
+            distilled = {
+                "teacher": distillation.teacher_distributions(
+                    distillation.check_teachers(
+                        teachers,
+                        self.source_tokenizer.vocabulary,
+                        self.target_tokenizer.vocabulary,
+                    ),
+                    corpus, source, target, batch_size,
+                ),
+                "distillation_weight": weight,
+            }
         data = make_dataset(
             corpus,
             source,
@@ -121,6 +139,7 @@ class TranslatorTraining(OutputTargets):
             shuffle=shuffle,
             seed=seed,
             lexical=self.seq2seq.alignment_head == "lexical",
+            **distilled,
         )
         if isinstance(corpus, _Pairs):
             # Known to Keras from the first epoch on (no "ran out of data").
@@ -136,6 +155,8 @@ class TranslatorTraining(OutputTargets):
         epochs: int = 1,
         validation_data: Any = None,
         shuffle: bool = True,
+        teachers: Any = None,
+        distillation_weight: float = 0.5,
         **kwargs: Any,
     ) -> Any:
         """Trains on sentence pairs: `x` the source texts and `y` their
@@ -143,10 +164,27 @@ class TranslatorTraining(OutputTargets):
         `(source, target)` strings; `validation_data` a `(sources,
         targets)` pair of lists or such a dataset. Compiles with the
         defaults first when not compiled. Other arguments go to
-        `keras.Model.fit`."""
+        `keras.Model.fit`.
+
+        `teachers`: trained `Translator`s of the same tokenizers (an
+        ensemble, or one larger model) to distil into this one: each target
+        token's training distribution becomes `(1 - distillation_weight)`
+        on the reference token plus `distillation_weight` times the
+        teachers' averaged next-token probabilities
+        (`keras_attention.training.distillation`), on the training pairs
+        and on `validation_data` (the teachers run once, before the first
+        epoch)."""
         if not self.compiled:
             self.compile()
-        data = self.make_dataset(x, y, batch_size, shuffle=shuffle)
+        distilled = {}
+        if teachers is not None:
+            distilled = {
+                "teachers": list(teachers),
+                "distillation_weight": distillation_weight,
+            }
+        data = self.make_dataset(
+            x, y, batch_size, shuffle=shuffle, **distilled
+        )
         if validation_data is not None:
             if isinstance(validation_data, (tuple, list)):
                 if len(validation_data) != 2:
@@ -155,9 +193,13 @@ class TranslatorTraining(OutputTargets):
                         "a `tf.data.Dataset` of pairs. Received: "
                         f"{len(validation_data)} items"
                     )
-                validation_data = self.make_dataset(*validation_data, batch_size)
-            else:
-                validation_data = self.make_dataset(validation_data, None, batch_size)
+                validation_data = self.make_dataset(
+                    *validation_data, batch_size, **distilled
+                )
+            elif not _is_batches(validation_data):
+                validation_data = self.make_dataset(
+                    validation_data, None, batch_size, **distilled
+                )
         return super().fit(
             data,
             epochs=epochs,
