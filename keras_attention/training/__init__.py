@@ -9,6 +9,8 @@
 - `loop`: `compile_seq2seq` and the resumable training loop (checkpoints,
   backup, early stopping, `history.json`).
 - `dataset`: `make_dataset`, the bucketed `tf.data` batches of pairs.
+- `distillation`: the teachers' averaged next-token distributions that a
+  distilled model learns (`teacher_distributions`, `check_teachers`).
 - `run_dir`: the run directory's files (`run.json`, weights,
   checkpoints, held-out splits).
 - `splits`: the deterministic train/validation/test split by a hash.
