@@ -2,6 +2,8 @@
 that fits, saves to `.keras`, loads with `safe_mode=True`, decodes and
 aligns."""
 
+import os
+
 import numpy as np
 import pytest
 
@@ -153,6 +155,32 @@ def test_average_checkpoints_loads_the_mean_of_the_files(tmp_path):
     for bad in ([], paths[0]):
         with pytest.raises(ValueError, match="paths"):
             run_dir.average_checkpoints(model, bad)
+
+
+def test_store_float16_halves_the_file_and_loads_the_rounded_weights(tmp_path):
+    import h5py
+
+    from keras_attention.training import run_dir
+
+    model = _model()
+    path = str(tmp_path / "model.weights.h5")
+    model.save_weights(path)
+    weights = model.get_weights()
+    assert run_dir.store_float16(path) == sum(
+        w.dtype == np.float32 for w in weights)
+    with h5py.File(path) as f:
+        stored = []
+        f.visititems(lambda _, item: stored.append(item[()].dtype)
+                     if isinstance(item, h5py.Dataset) else None)
+    assert sorted(map(str, stored)) == sorted(
+        "float16" if w.dtype == np.float32 else str(w.dtype) for w in weights)
+    assert os.listdir(tmp_path) == ["model.weights.h5"]
+    loaded = _model()
+    loaded.load_weights(path)
+    for got, want in zip(loaded.get_weights(), weights):
+        assert got.dtype == want.dtype
+        np.testing.assert_array_equal(got, want.astype(np.float16).astype(want.dtype))
+    assert run_dir.store_float16(path) == 0  # float16 already
 
 
 @pytest.mark.parametrize(

@@ -3,11 +3,13 @@
 `run.json` and its held-out splits (so `evaluate --run` scores them without
 the training data).
 
-    python benchmarks/g2p/package_run.py RUN WEIGHTS OUT
+    python benchmarks/g2p/package_run.py RUN WEIGHTS OUT [--float16]
 
 `WEIGHTS`: `RUN/model.weights.h5` or one of `RUN/checkpoints/`; several
 separated by commas are averaged (`run_dir.average_checkpoints`, e.g. the
-checkpoints of the last epochs).
+checkpoints of the last epochs). `--float16` stores the weights as
+float16 (`run_dir.store_float16`: half the size; the model computes in
+its own dtype from the rounded weights).
 """
 
 import argparse
@@ -20,13 +22,15 @@ from examples.g2p import train as train_lib
 from keras_attention.training import run_dir as run_lib
 
 
-def package(run, weights, out):
+def package(run, weights, out, float16=False):
     paths = weights.split(",")
     seq2seq, _, _, configs = train_lib.load_trained(run, paths[-1])
     if len(paths) > 1:
         run_lib.average_checkpoints(seq2seq, paths)
     os.makedirs(out, exist_ok=True)
     seq2seq.save_weights(os.path.join(out, "model.weights.h5"))
+    if float16:
+        run_lib.store_float16(os.path.join(out, "model.weights.h5"))
     shutil.copy(os.path.join(run, run_lib.RUN_CONFIG), out)
     held_out = {}
     for name in run_lib.SPLIT_FILES:
@@ -48,8 +52,11 @@ def main():
     parser.add_argument("run")
     parser.add_argument("weights")
     parser.add_argument("out")
+    parser.add_argument(
+        "--float16", action="store_true", help="store the weights as float16"
+    )
     args = parser.parse_args()
-    print(package(args.run, args.weights, args.out))
+    print(package(args.run, args.weights, args.out, args.float16))
 
 
 if __name__ == "__main__":
