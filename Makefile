@@ -49,7 +49,7 @@ g2p-demo: $(STAMP)
 # a tiny model run once): many tests wait on subprocesses, so two halve the
 # wall time on 2 cores. Files go out in collection order, which
 # tests/conftest.py makes longest first.
-PYTEST := $(PY) -m pytest -q -p no:cacheprovider --dist loadfile --no-loadscope-reorder
+PYTEST := $(PY) -m pytest -q -p no:cacheprovider --dist loadfile --no-loadscope-reorder --durations=15
 
 # The TensorFlow run is two processes (the library's tests, then the
 # examples'): a pytest worker keeps what each test file leaves behind in
@@ -73,10 +73,13 @@ dist: $(VENV)/.release
 	$(PY) -m twine check --strict $(DIST)/*
 	$(PY) tools/check_dist.py $(DIST)
 
-# The wheel installed (not editable) into a fresh $(WHEEL_VENV), and the tests
-# that need only the library run against it from outside the source tree.
+# The wheel installed (not editable) into a fresh $(WHEEL_VENV), and tests run
+# against it from outside the source tree: every module imports from the
+# wheel (tools/test_installed_wheel.py), the front door (the tutorial's
+# script and the console script), the translator and the layers. The rest
+# of the library's tests ran on the same code in `make test`.
 WHEEL_VENV ?= $(VENV)-wheel
-WHEEL_TESTS ?= $(BACKEND_TESTS) $(FRONT_DOOR_TESTS)
+WHEEL_TESTS ?= $(FRONT_DOOR_TESTS) tests/test_translator.py tests/test_layers.py
 wheel-test: dist
 	PYTHON=$(PYTHON) tools/test_wheel.sh $(DIST) $(WHEEL_VENV) $(WHEEL_TESTS)
 

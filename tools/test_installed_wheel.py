@@ -81,3 +81,35 @@ def test_attention_rnn_runs():
     outputs, alignments = decoder(targets, memory)
     assert tuple(outputs.shape) == (2, 3, 4)
     assert tuple(alignments.shape) == (2, 3, 5)
+
+
+def test_every_module_of_the_package_imports():
+    """Every module the source tree has is in the wheel and imports (a
+    module that needs an extra not installed here may say so, nothing
+    else)."""
+    import importlib
+    import pkgutil
+
+    names = [
+        info.name
+        for info in pkgutil.walk_packages(
+            keras_attention.__path__, prefix="keras_attention."
+        )
+    ]
+    source_root = os.environ.get("KERAS_ATTENTION_SOURCE_ROOT")
+    if source_root:
+        tree = pathlib.Path(source_root) / "keras_attention"
+        expected = {
+            ".".join(("keras_attention",) + path.relative_to(tree).with_suffix("").parts)
+            .removesuffix(".__init__")
+            for path in tree.rglob("*.py")
+        }
+        assert expected - {"keras_attention"} <= set(names), sorted(
+            expected - set(names)
+        )
+    for name in names:
+        try:
+            importlib.import_module(name)
+        except ImportError as error:
+            missing = (error.name or "").split(".")[0]
+            assert missing and missing != "keras_attention", (name, error)
