@@ -1,6 +1,6 @@
 """Training and decoding speed against TFA 0.23 and the TF tutorial model.
 
-    python -m benchmarks.peers [--quick] [--out DIR] [--tfa-python PATH]
+    python -m benchmarks.peers [--quick] [--out DIR] [--tfa-python PATH] [--no-jax]
 
 (`make bench-peers` creates the TFA venv `.venv-tfa` first.) At the sizes of
 TFA's NMT tutorial (vocabulary 5000, embedding 256, LSTM 256, batch 64,
@@ -23,16 +23,21 @@ train step) it measures target tokens per second of:
   before `keras_attention.LSTM` and `FusedAdam`);
 - the TensorFlow tutorial's architecture (bidirectional GRU encoder, GRU
   decoder, one-head `MultiHeadAttention` + residual + `LayerNormalization`);
+- ours on JAX (`benchmarks/peers_jax.py`, in a process of its own with
+  `KERAS_BACKEND=jax`; `--no-jax` leaves it out): the step-wise and
+  sequence-mode models, float32, trained with Keras' `jit_compile=True`,
+  and the greedy and beam decoders inside `jax.jit`: the speed a JAX user
+  gets;
 
 and decoding sentences per second (batch 1 and 64, greedy and beam 5, to a
-fixed length: the end token's output bias is -1e4 on both sides, so no
+fixed length: the end token's output bias is -1e4 on every side, so no
 sentence stops early) of our step-wise model exported as a SavedModel
-against TFA's `GreedyEmbeddingSampler` and `BeamSearchDecoder`; and, ours
+(and compiled with `jax.jit` on JAX) against TFA's `GreedyEmbeddingSampler` and `BeamSearchDecoder`; and, ours
 only, what n-best lists (every beam with scores and attention), the
 coverage penalty and a 2-model ensemble cost relative to plain beam 5
 (`BEAM_OPTIONS`, in the same interleaved rounds).
 
-Rounds interleave across the two processes: one call at a time, in
+Rounds interleave across the processes: one call at a time, in
 alternating order, medians over rounds, ratios as medians of per-round
 ratios (`benchmarks.common`). The matmul peak of the same machine, in the
 same run (float32, and bfloat16), puts the sequence-mode step's FLOP/s
@@ -43,7 +48,6 @@ import argparse
 import json
 import os
 import pathlib
-import subprocess
 import sys
 import tempfile
 import time
@@ -56,6 +60,7 @@ import tensorflow as tf  # noqa: E402
 from benchmarks import common  # noqa: E402
 from benchmarks import peers_models as models  # noqa: E402
 from benchmarks.peers_models import COVERAGE_PENALTY  # noqa: E402
+from benchmarks.peers_worker import Worker  # noqa: E402
 import keras_attention as ka  # noqa: E402
 
 # Our decoders that are timed against plain beam search (ours only).
@@ -64,7 +69,6 @@ BEAM_OPTIONS = {
     "coverage": f"beam {{w}} + coverage penalty {COVERAGE_PENALTY}",
     "ensemble": "beam {w}, ensemble of 2 models",
 }
-WORKER = pathlib.Path(__file__).with_name("peers_tfa.py")
 
 SIZES = {
     False: {
@@ -117,36 +121,18 @@ def _seconds(fn):
     return time.perf_counter() - start
 
 
-class TFAWorker:
-    """The TFA process: one command at a time over pipes."""
+class TFAWorker(Worker):
+    """The TFA process (`benchmarks/peers_tfa.py`) under `python`."""
 
     def __init__(self, python, sizes):
-        self.process = subprocess.Popen(
-            [python, str(WORKER)],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            text=True,
-        )
-        self.info = self.ask({"cmd": "setup", "sizes": sizes})
+        super().__init__(python, "benchmarks.peers_tfa", sizes)
 
-    def ask(self, request):
-        self.process.stdin.write(json.dumps(request) + "\n")
-        self.process.stdin.flush()
-        line = self.process.stdout.readline()
-        if not line:
-            raise RuntimeError("the TFA worker exited")
-        return json.loads(line)
 
-    def timer(self, name):
-        return lambda: self.ask({"cmd": "time", "name": name})["seconds"]
+class JAXWorker(Worker):
+    """Our models on JAX (`benchmarks/peers_jax.py`), under this Python."""
 
-    def close(self):
-        try:
-            self.ask({"cmd": "quit"})
-        except (RuntimeError, BrokenPipeError):
-            pass
-        self.process.wait(timeout=60)
+    def __init__(self, sizes):
+        super().__init__(sys.executable, "benchmarks.peers_jax", sizes)
 
 
 def interleave(timers, repeats):
@@ -240,6 +226,8 @@ def build_local(sizes, savedir):
 # xla="step")`: the loop stays TensorFlow ops).
 DECODERS = ("greedy", "beam", "greedy_xla", "beam_xla", "greedy_xla_step",
             "beam_xla_step")
+# The same decoders on JAX, inside `jax.jit` (`benchmarks/peers_jax.py`).
+JAX_DECODERS = ("greedy_jax", "beam_jax")
 
 # (timer, model kind, score, dtype policy, XLA) of the fast variants of
 # our models.
@@ -265,6 +253,7 @@ FAST_LABELS = {
     "bf16": "mixed_bfloat16",
     "generic": "AttentionRNN(fused=False) (before)",
     "generic-bf16": "AttentionRNN(fused=False), mixed_bfloat16 (before)",
+    "jax": "float32, JAX (Keras jit_compile, one jax.jit step)",
 }
 
 
@@ -289,7 +278,7 @@ TARGETS = [
 ]
 
 
-def summarise(sizes, times, peak, tfa_info, bf16_peak=None):
+def summarise(sizes, times, peak, tfa_info, bf16_peak=None, jax_info=None):
     tokens = sizes["batch"] * sizes["target_length"]
     med = {n: common.median(t) for n, t in times.items()}
     rows = []
@@ -322,9 +311,11 @@ def summarise(sizes, times, peak, tfa_info, bf16_peak=None):
     fast = med.get("ours-sequence-luong-train-bf16", seq)
     decoding = []
     for batch in sizes["decode_batches"]:
-        for name in DECODERS:
+        for name in DECODERS + JAX_DECODERS:
             ours = f"ours-{name}-b{batch}"
             tfa = f"tfa-{name.split('_')[0]}-b{batch}"
+            if ours not in times:
+                continue  # JAX left out
             label = name.split("_")[0]
             if label == "beam":
                 label = f"beam {sizes['beam_width']}"
@@ -332,6 +323,8 @@ def summarise(sizes, times, peak, tfa_info, bf16_peak=None):
                 label += " (ours XLA-compiled)"
             elif name.endswith("_xla_step"):
                 label += " (ours, XLA-compiled step)"
+            elif name.endswith("_jax"):
+                label += " (ours on JAX, in jax.jit)"
             decoding.append({
                 "decoder": label,
                 "batch": batch,
@@ -366,6 +359,7 @@ def summarise(sizes, times, peak, tfa_info, bf16_peak=None):
         "machine": common.machine_info(),
         "targets": targets,
         "tfa": tfa_info,
+        "jax": jax_info,
         "training": training,
         "decoding": decoding,
         "decoding_options": options,
@@ -396,8 +390,8 @@ def markdown(result):
                 f"| {row['target']} | >= {row['goal']} | "
                 f"{row['measured']:.2f} | {'yes' if row['met'] else 'no'} |"
             )
-    lines += ["", "| decoder | batch | ours (SavedModel) sentences/s | "
-              "TFA sentences/s | ours / TFA |", "|---|---|---|---|---|"]
+    lines += ["", "| decoder | batch | ours sentences/s (SavedModel, or "
+              "JAX) | TFA sentences/s | ours / TFA |", "|---|---|---|---|---|"]
     for row in result["decoding"]:
         lines.append(
             f"| {row['decoder']} | {row['batch']} | "
@@ -424,6 +418,11 @@ def markdown(result):
         f"(bfloat16 2048^3 matmul: {result['bf16_matmul_peak_gflops']} "
         "GFLOP/s).",
     ]
+    if result.get("jax"):
+        jax_info = result["jax"]
+        lines += ["", f"JAX rows: JAX {jax_info['jax']}, Keras "
+                  f"{jax_info['keras']}, on {jax_info['jax_device']}, in a "
+                  "process of their own."]
     return "\n".join(lines) + "\n"
 
 
@@ -438,6 +437,8 @@ def main(argv=None):
     parser.add_argument("--out", default="runs/bench-peers")
     parser.add_argument("--tfa-python", default=default_tfa_python())
     parser.add_argument("--repeats", type=int, default=None)
+    parser.add_argument("--no-jax", action="store_true",
+                        help="leave out our models on JAX")
     args = parser.parse_args(argv)
     sizes = dict(SIZES[args.quick])
     if args.repeats:
@@ -450,9 +451,12 @@ def main(argv=None):
     out = pathlib.Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     print(f"TFA worker: {args.tfa_python}", flush=True)
-    worker = TFAWorker(args.tfa_python, sizes)
+    workers = [TFAWorker(args.tfa_python, sizes)]
     try:
-        timers = {n: worker.timer(n) for n in worker.info["names"]}
+        if not args.no_jax:
+            print("JAX worker: KERAS_BACKEND=jax", flush=True)
+            workers.append(JAXWorker(sizes))
+        timers = {n: w.timer(n) for w in workers for n in w.info["names"]}
         with tempfile.TemporaryDirectory() as savedir:
             local, _ = build_local(sizes, savedir)
             timers.update(local)
@@ -460,11 +464,16 @@ def main(argv=None):
                   flush=True)
             times = interleave(timers, sizes["repeats"])
     finally:
-        worker.close()
+        for worker in workers:
+            worker.close()
     peak = matmul_peak()
     bf16_peak = matmul_peak(dtype="bfloat16")
-    tfa_info = {k: worker.info[k] for k in ("tensorflow", "tfa")}
-    result = summarise(sizes, times, peak, tfa_info, bf16_peak)
+    tfa_info = {k: workers[0].info[k] for k in ("tensorflow", "tfa")}
+    jax_info = None
+    if len(workers) > 1:
+        jax_info = {k: workers[1].info[k]
+                    for k in ("jax", "keras", "jax_device")}
+    result = summarise(sizes, times, peak, tfa_info, bf16_peak, jax_info)
     (out / "peers.json").write_text(json.dumps(result, indent=2))
     text = markdown(result)
     (out / "peers.md").write_text(text)

@@ -4,9 +4,12 @@ At the sizes `benchmarks.peers.SIZES` gives: the step-wise model
 (`AttentionRNN(AttentionWrapper(LSTMCell, score))` with input feeding and
 TFA's linear attention layer), the sequence-mode model (LSTM decoder +
 attention + `AttentionalOutput`), the TF tutorial's model (bidirectional
-GRU, one-head `MultiHeadAttention`), one `tf.function` train step, and the
+GRU, one-head `MultiHeadAttention`), one `tf.function` train step, the
+step-wise model's decoders on every backend (`Decoders`), and the
 `Translator` module whose exported greedy, beam, n-best, coverage and
-ensemble signatures are timed against TFA's decoders.
+ensemble signatures are timed against TFA's decoders. The models and
+`Decoders` are Keras only (the JAX worker, `benchmarks/peers_jax.py`,
+builds them too); the module imports TensorFlow for the rest.
 """
 
 import keras
@@ -150,11 +153,13 @@ def train_step(model, jit_compile=False, optimizer=None):
 _SOURCE = tf.TensorSpec([None, None], tf.int32)
 
 
-def batch_of(sizes, batch, seed=0):
+def numpy_batch(sizes, batch, seed=0):
+    """`(source, target_in, target_out)` int32 arrays of random ids in
+    `[3, vocab)` (no padding, no start or end token)."""
     rng = np.random.default_rng(seed)
     v = sizes["vocab"]
     return tuple(
-        tf.constant(rng.integers(3, v, size=(batch, length)), "int32")
+        rng.integers(3, v, size=(batch, length)).astype("int32")
         for length in (
             sizes["source_length"],
             sizes["target_length"],
@@ -163,22 +168,24 @@ def batch_of(sizes, batch, seed=0):
     )
 
 
-class Translator(tf.Module):
-    """Our step-wise model's encoder and decoder over token ids, for export.
+def batch_of(sizes, batch, seed=0):
+    """`numpy_batch` as TensorFlow tensors."""
+    return tuple(tf.constant(x) for x in numpy_batch(sizes, batch, seed))
 
-    `ensemble` is a list of more `(model, parts)` of `stepwise_model`: the
-    `ensemble` signature decodes with all the models at once
-    (`keras_attention.decoding.ensemble_step`).
+
+class Decoders:
+    """Our step-wise model's encoder and decoders over token ids, on every
+    backend (`keras.ops`): `greedy_tokens(source)` and
+    `beam_tokens(source)` return `{"tokens": ...}`; `Translator` exports
+    them, `benchmarks/peers_jax.py` compiles them with `jax.jit`.
+
+    `parts`: those of `stepwise_model`; `members`: more of them, which
+    the ensemble decodes with.
     """
 
-    def __init__(self, sizes, model, parts, ensemble=()):
-        super().__init__(name="translator")
+    def __init__(self, sizes, parts, members=()):
         self.sizes = sizes
-        self.members = [parts] + [p for _, p in ensemble]
-        self.tracked = [
-            v.value for m in [model] + [m for m, _ in ensemble]
-            for v in m.variables
-        ]
+        self.members = [parts] + list(members)
 
     @staticmethod
     def _member_start(parts, source):
@@ -192,13 +199,18 @@ class Translator(tf.Module):
 
         def step(tokens, state):
             output, state, weights = wrapper.step(embedding(tokens), state)
-            return tf.nn.log_softmax(projection(output)), state, weights
+            return keras.ops.log_softmax(projection(output)), state, weights
 
         return step
 
+    @staticmethod
+    def _start_tokens(source):
+        return keras.ops.full((keras.ops.shape(source)[0],), START_TOKEN,
+                              "int32")
+
     def _start(self, source):
         return (
-            tf.fill([tf.shape(source)[0]], START_TOKEN),
+            self._start_tokens(source),
             self._member_start(self.members[0], source),
         )
 
@@ -214,7 +226,7 @@ class Translator(tf.Module):
             **options,
         )
 
-    def _greedy(self, source, step=None):
+    def greedy_tokens(self, source, step=None):
         start, state = self._start(source)
         out = ka.greedy_decode(
             step or self.step, start, state, end_token=END_TOKEN,
@@ -222,31 +234,51 @@ class Translator(tf.Module):
         )
         return {"tokens": out["tokens"]}
 
+    def beam_tokens(self, source):
+        return {"tokens": self._beam(source)["tokens"]}
+
+
+class Translator(Decoders, tf.Module):
+    """`Decoders`' decoders as `tf.function`s, for export.
+
+    `ensemble` is a list of more `(model, parts)` of `stepwise_model`: the
+    `ensemble` signature decodes with all the models at once
+    (`keras_attention.decoding.ensemble_step`).
+    """
+
+    def __init__(self, sizes, model, parts, ensemble=()):
+        tf.Module.__init__(self, name="translator")
+        Decoders.__init__(self, sizes, parts, [p for _, p in ensemble])
+        self.tracked = [
+            v.value for m in [model] + [m for m, _ in ensemble]
+            for v in m.variables
+        ]
+
     @tf.function(input_signature=[_SOURCE], autograph=False)
     def greedy(self, source):
-        return self._greedy(source)
+        return self.greedy_tokens(source)
 
     @tf.function(input_signature=[_SOURCE], autograph=False)
     def beam(self, source):
-        return {"tokens": self._beam(source)["tokens"]}
+        return self.beam_tokens(source)
 
     @tf.function(input_signature=[_SOURCE], autograph=False,
                  jit_compile=True)
     def greedy_xla(self, source):
         """`greedy`, XLA-compiled (a server then needs XLA)."""
-        return self._greedy(source)
+        return self.greedy_tokens(source)
 
     @tf.function(input_signature=[_SOURCE], autograph=False,
                  jit_compile=True)
     def beam_xla(self, source):
         """`beam`, XLA-compiled (a server then needs XLA)."""
-        return {"tokens": self._beam(source)["tokens"]}
+        return self.beam_tokens(source)
 
     @tf.function(input_signature=[_SOURCE], autograph=False)
     def greedy_xla_step(self, source):
         """`greedy` with the step XLA-compiled, the loop in TensorFlow
         (`TranslatorModule(xla="step")`)."""
-        return self._greedy(source, self._xla_step())
+        return self.greedy_tokens(source, self._xla_step())
 
     @tf.function(input_signature=[_SOURCE], autograph=False)
     def beam_xla_step(self, source):
@@ -284,7 +316,7 @@ class Translator(tf.Module):
             *[self._member_start(p, source) for p in self.members]
         )
         out = ka.beam_search_decode(
-            step, tf.fill([tf.shape(source)[0]], START_TOKEN), state,
+            step, self._start_tokens(source), state,
             end_token=END_TOKEN, max_length=self.sizes["decode_length"],
             beam_width=self.sizes["beam_width"], length_penalty=0.6,
         )

@@ -3,31 +3,23 @@
 Runs under Python 3.11 with `tensorflow-cpu==2.15.1 tensorflow-addons==0.23.0`
 (the Makefile's `bench-peers` target creates that venv; `make test` never
 does). It builds the models of TensorFlow Addons' NMT tutorial at the sizes
-it is given and answers the commands of `benchmarks.peers` on stdin, one JSON
-object per line, each with one JSON line on stdout:
+it is given and answers the commands of `benchmarks.peers` on stdin
+(`benchmarks/peers_worker.py`: `setup`, `time NAME`, `quit`), started as
+`python -m benchmarks.peers_tfa` in the repository's root.
 
-- `{"cmd": "setup", "sizes": {...}}`: builds the training models and the
-  decoders, traces them (warm-up) and answers `{"names": [...]}`.
-- `{"cmd": "time", "name": NAME}`: runs one call of NAME (a training step
-  or a decode) and answers `{"seconds": s}`.
-- `{"cmd": "quit"}`.
-
-The two processes never run at the same time: `benchmarks.peers` sends one
-command and waits for its answer, so the rounds interleave across versions
-of TensorFlow exactly as `benchmarks.common.interleaved` does within one.
-This file imports only TensorFlow 2.15 and TFA, never `keras_attention`.
+This file imports only TensorFlow 2.15, TFA and the plain-Python protocol,
+never `keras_attention`.
 """
 
-import json
 import os
-import sys
-import time
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
 import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
 import tensorflow_addons as tfa  # noqa: E402
+
+from benchmarks.peers_worker import serve  # noqa: E402
 
 END_TOKEN = 2
 START_TOKEN = 1
@@ -202,26 +194,8 @@ def _sync(result):
 
 
 def main():
-    calls = {}
-    for line in sys.stdin:
-        request = json.loads(line)
-        if request["cmd"] == "setup":
-            calls = setup(request["sizes"])
-            answer = {
-                "names": sorted(calls),
-                "tensorflow": tf.__version__,
-                "tfa": tfa.__version__,
-            }
-        elif request["cmd"] == "time":
-            start = time.perf_counter()
-            _sync(calls[request["name"]]())
-            answer = {"seconds": time.perf_counter() - start}
-        elif request["cmd"] == "quit":
-            break
-        else:
-            answer = {"error": f"unknown command {request['cmd']!r}"}
-        sys.stdout.write(json.dumps(answer) + "\n")
-        sys.stdout.flush()
+    serve(setup, {"tensorflow": tf.__version__, "tfa": tfa.__version__},
+          _sync)
 
 
 if __name__ == "__main__":
