@@ -102,6 +102,26 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(skip)
 
 
+# Seconds of each test file (setup, call and teardown of its tests, summed
+# in the controller over the xdist workers), printed at the end of the run:
+# the measured order for `SLOWEST_FILES` and the place to trim CI first.
+_FILE_SECONDS = {}
+
+
+def pytest_runtest_logreport(report):
+    path = report.nodeid.split("::")[0]
+    _FILE_SECONDS[path] = _FILE_SECONDS.get(path, 0.0) + report.duration
+
+
+def pytest_terminal_summary(terminalreporter):
+    if not _FILE_SECONDS:
+        return
+    slowest = sorted(_FILE_SECONDS.items(), key=lambda kv: -kv[1])[:20]
+    terminalreporter.write_sep("=", "slowest test files (seconds, all tests)")
+    for path, seconds in slowest:
+        terminalreporter.write_line(f"{seconds:8.1f}  {path}")
+
+
 def _rss_mib():
     with open("/proc/self/status") as f:
         for line in f:
