@@ -18,7 +18,10 @@
 # of an ensemble), UNITS (default 256, per encoder direction),
 # ENCODER_LAYERS (default 1), DROPOUT (default 0.2), PATIENCE (default 4:
 # early stopping on the validation loss; the checkpoints of every epoch
-# stay for AVERAGE). The dev scores go to
+# stay for AVERAGE), FLOAT16 (1: package the weights as float16), TEACHERS
+# (run directories, space-separated: distil them, `train --teachers`) and
+# DISTILLATION_WEIGHT (default 0.5, with TEACHERS). The dev
+# scores go to
 # RUNS[.epochN][.averageN].metrics.json and .eval.log.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -33,6 +36,12 @@ UNITS=${UNITS:-256}
 ENCODER_LAYERS=${ENCODER_LAYERS:-1}
 DROPOUT=${DROPOUT:-0.2}
 PATIENCE=${PATIENCE:-4}
+distil=()
+if [ -n "${TEACHERS:-}" ]; then
+  # shellcheck disable=SC2206  # the run directories, split on spaces
+  distil=(--teachers $TEACHERS --distillation-weight "${DISTILLATION_WEIGHT:-0.5}")
+fi
+mkdir -p "$(dirname "$RUN")"
 if [ -f "$RUN/model.weights.h5" ]; then
   echo "$RUN has finished training (model.weights.h5): packaging it" >&2
 else
@@ -41,7 +50,7 @@ else
     --units "$UNITS" --encoder-layers "$ENCODER_LAYERS" --embedding-dim 128 \
     --dropout "$DROPOUT" --label-smoothing 0.1 --batch-size 256 \
     --learning-rate 3e-3 --epochs "$EPOCHS" --patience "$PATIENCE" \
-    --seed "$SEED" --verbose 2 2>&1 | tee "$RUN.train.log"
+    --seed "$SEED" --verbose 2 "${distil[@]}" 2>&1 | tee "$RUN.train.log"
 fi
 weights="$RUN/model.weights.h5"
 if [ -n "${CHECKPOINT:-}" ]; then
@@ -53,7 +62,8 @@ if [ -n "${AVERAGE:-}" ]; then
     printf "%s/checkpoints/epoch_%02d.weights.h5\n" "$RUN" "$e"
   done | paste -sd, -)
 fi
-"$PY" benchmarks/g2p/package_run.py "$RUN" "$weights" "$OUT"
-scores="$RUN${CHECKPOINT:+.epoch$CHECKPOINT}${AVERAGE:+.average$AVERAGE}"
+"$PY" benchmarks/g2p/package_run.py "$RUN" "$weights" "$OUT" \
+  ${FLOAT16:+--float16}
+scores="$RUN${CHECKPOINT:+.epoch$CHECKPOINT}${AVERAGE:+.average$AVERAGE}${FLOAT16:+.float16}"
 nice -n 10 "$PY" -m examples.g2p evaluate --run "$OUT" --split test \
   --beam-width 4 --json "$scores.metrics.json" 2>&1 | tee "$scores.eval.log"
