@@ -101,23 +101,26 @@ def test_padded_rows_get_no_gradient():
     assert not grad[1, 1:].any() and grad[0].any()
 
 
+def untrained(units, tokenizers_of=None):
+    """A dot-score translator of `units`; with the tokenizers of
+    `tokenizers_of` (a translator) where given."""
+    model = Translator.from_texts(
+        SOURCES, TARGETS, source_tokenizer="whitespace",
+        target_tokenizer="whitespace", units=units, embedding_dim=units,
+        dropout=0.0, score="dot",
+    )
+    if tokenizers_of is None:
+        return model
+    return Translator(model.seq2seq, tokenizers_of.source_tokenizer,
+                      tokenizers_of.target_tokenizer)
+
+
 @pytest.fixture(scope="module")
 def teachers():
     """Two tiny translators of the same tokenizers, trained apart."""
     keras.utils.set_random_seed(0)
-    first = Translator.from_texts(
-        SOURCES, TARGETS, source_tokenizer="whitespace",
-        target_tokenizer="whitespace", units=8, embedding_dim=8,
-        dropout=0.0, score="dot",
-    )
-    second = Translator(
-        Translator.from_texts(
-            SOURCES, TARGETS, source_tokenizer="whitespace",
-            target_tokenizer="whitespace", units=8, embedding_dim=8,
-            dropout=0.0, score="dot",
-        ).seq2seq,
-        first.source_tokenizer, first.target_tokenizer,
-    )
+    first = untrained(8)
+    second = untrained(8, tokenizers_of=first)
     for seed, model in enumerate((first, second)):
         keras.utils.set_random_seed(seed)
         model.compile(keras.optimizers.Adam(0.03))
@@ -127,14 +130,7 @@ def teachers():
 
 def student_of(teacher):
     keras.utils.set_random_seed(5)
-    return Translator(
-        Translator.from_texts(
-            SOURCES, TARGETS, source_tokenizer="whitespace",
-            target_tokenizer="whitespace", units=4, embedding_dim=4,
-            dropout=0.0, score="dot",
-        ).seq2seq,
-        teacher.source_tokenizer, teacher.target_tokenizer,
-    )
+    return untrained(4, tokenizers_of=teacher)
 
 
 def one_by_one(translators, sources, targets):
