@@ -252,6 +252,11 @@ def test_bad_teachers_and_weights_are_named(teachers):
     with pytest.raises(TypeError, match="must be a `Translator`.*teachers\\[0\\]"):
         student.fit(SOURCES, TARGETS, teachers=[teachers[0].seq2seq],
                     verbose=0)
+    import tensorflow as tf
+
+    dataset = tf.data.Dataset.from_tensor_slices((SOURCES, TARGETS))
+    with pytest.raises(ValueError, match="two lists of strings"):
+        student.fit(dataset, teachers=teachers, verbose=0)
     with pytest.raises(ValueError, match="at least one"):
         student.fit(SOURCES, TARGETS, teachers=[], verbose=0)
     for weight in (0.0, 1.5, float("nan"), -0.1):

@@ -119,6 +119,14 @@ class TranslatorTraining(OutputTargets):
         batch_size = check_positive_int("batch_size", batch_size)
         distilled = {}
         if teachers is not None:
+            if not isinstance(corpus, _Pairs):
+                # The teachers' rows are matched to the pairs by position:
+                # a dataset may reorder its pairs from one pass to the next.
+                raise ValueError(
+                    "Distillation takes the pairs as two lists of strings "
+                    "(the teachers' distributions follow the pairs by "
+                    "position). Received: a tf.data.Dataset with `teachers`"
+                )
             weight = distillation.check_weight(distillation_weight)
             distilled = {
                 "teacher": distillation.teacher_distributions(
