@@ -13,6 +13,7 @@ from keras_attention.layers._shapes import attention_output_shapes
 from keras_attention.ops.masking import masked_softmax
 from keras_attention.ops.masking import score_mask
 from keras_attention.ops.masking import zero_masked_positions
+from keras_attention.ops.single_query import weighted_sum
 from keras_attention.typing import Shape
 from keras_attention.typing import Tensor
 
@@ -291,9 +292,7 @@ class BaseAttention(
         attended = self.attention_dropout(weights, training, dropout_mask)
         value = ops.cast(value, self.compute_dtype)
         if len(weights.shape) == 2:
-            context = ops.squeeze(
-                ops.matmul(ops.expand_dims(attended, 1), value), 1
-            )
+            context = weighted_sum(attended, value)
         else:
             context = ops.matmul(attended, value)
         return context, weights

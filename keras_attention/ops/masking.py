@@ -30,7 +30,6 @@ def masked_softmax(scores: Tensor, mask: Optional[Tensor] = None) -> Tensor:
         scores = ops.cast(scores, "float32")
     if mask is None:
         return ops.softmax(scores, axis=-1)
-    mask = ops.broadcast_to(mask, ops.shape(scores))
     lowest = float(np.finfo(keras.backend.standardize_dtype(scores.dtype)).min)
     weights = ops.softmax(ops.where(mask, scores, lowest), axis=-1)
     return ops.where(mask, weights, 0.0)

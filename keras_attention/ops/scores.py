@@ -14,6 +14,7 @@ from typing import Union
 
 from keras import ops
 
+from keras_attention.ops.single_query import one_query_scores
 from keras_attention.typing import IntOrTensor
 from keras_attention.typing import Tensor
 
@@ -31,7 +32,10 @@ def dot_score(
     Returns:
         Scores of shape `(batch_size, Tq, S)`.
     """
-    scores = ops.matmul(query, ops.transpose(key, (0, 2, 1)))
+    if query.shape[1] == 1:
+        scores = one_query_scores(query, key)
+    else:
+        scores = ops.matmul(query, ops.transpose(key, (0, 2, 1)))
     if scale is not None:
         scores = scores * scale
     return scores
