@@ -131,3 +131,21 @@ def test_empty_text_translates_to_empty(signatures, name):
     assert np.all(translations[0] == b"")
     assert np.all(np.asarray(out["scores"].numpy())[0] == 0.0)
     assert np.all(np.asarray(out["target_lengths"].numpy())[0] == 0)
+
+
+def test_loading_without_tensorflow_text_says_what_to_install(
+    monkeypatch, tmp_path
+):
+    """Both loaders (the library's and the command line's one-signature
+    loader) ask for tensorflow-text before touching the SavedModel."""
+    from keras_attention.cli.saved_model import Signature
+    from keras_attention.serving import load_signatures
+
+    # `None` in sys.modules makes `import tensorflow_text` raise ImportError.
+    monkeypatch.setitem(sys.modules, "tensorflow_text", None)
+    for load in (
+        lambda: load_signatures(str(tmp_path), ["greedy"]),
+        lambda: Signature(str(tmp_path), "greedy"),
+    ):
+        with pytest.raises(ImportError, match="pip install tensorflow-text"):
+            load()

@@ -17,7 +17,9 @@ check_mask`; the modules group them by what they check:
   (`check_mask`, `check_ids`, `check_same_batch`, `check_feature_shape`, `shape_str`,
   `shapes_compatible`, `is_floating`, `is_tensor`, `to_tensor`);
 - `links`: word alignments (`check_links`, `check_corpus`);
-- `errors`: `ArgumentTypeError` and the owner prefix of messages.
+- `errors`: `ArgumentTypeError` and the owner prefix of messages;
+- `dependencies`: optional packages that must import
+  (`require_text_ops`).
 """
 
 from keras_attention.checks.errors import ArgumentTypeError

@@ -28,6 +28,8 @@ from typing import List
 
 import os
 
+from keras_attention.checks.dependencies import require_text_ops
+
 SERVE_TAG = "serve"
 INIT_SIGNATURE = "__saved_model_init_op"
 # TensorFlow's flag (in `TF_XLA_FLAGS`) of its XLA programs' folder.
@@ -148,13 +150,7 @@ class Signature:
     """
 
     def __init__(self, path: str, name: str):
-        try:
-            import tensorflow_text  # noqa: F401, registers its ops
-        except ImportError as err:
-            raise ImportError(
-                "Loading a translator's SavedModel needs tensorflow-text (its "
-                "tokenizers' ops): pip install tensorflow-text"
-            ) from err
+        require_text_ops()
         import tensorflow as tf
         from tensorflow.core.protobuf import config_pb2
 

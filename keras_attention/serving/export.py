@@ -31,6 +31,7 @@ import os
 
 import tensorflow as tf
 
+from keras_attention.checks.dependencies import require_text_ops
 from keras_attention.training.run_dir import EXPORT
 
 # The signatures of `export_saved_model`: name -> module function.
@@ -75,13 +76,7 @@ def load_signatures(path: str, names: Sequence[str]) -> dict:
         ValueError: if no SavedModel loads from `path`, or it lacks one of
             the signatures (it was exported by an older version).
     """
-    try:
-        import tensorflow_text  # noqa: F401, registers its ops
-    except ImportError as err:
-        raise ImportError(
-            "Loading a translator's SavedModel needs tensorflow-text (its "
-            "tokenizers' ops): pip install tensorflow-text"
-        ) from err
+    require_text_ops()
     try:
         loaded = tf.saved_model.load(path)
     except (OSError, ValueError) as err:

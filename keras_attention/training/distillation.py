@@ -152,3 +152,28 @@ def teacher_distributions(
         else np.zeros((0, sizes.pop()), np.float16)
     )
     return flat, splits
+
+
+def dataset_options(
+    teachers: Sequence[Any],
+    corpus: Any,
+    source: Any,
+    target: Any,
+    batch_size: int,
+    weight: Any,
+) -> dict:
+    """`make_dataset`'s keyword arguments that distil `teachers` on `corpus`.
+
+    Checks the weight (`check_weight`), then runs the teachers over the
+    pairs once (`teacher_distributions`).
+
+    Returns:
+        `{"teacher": (flat, splits), "distillation_weight": weight}`.
+    """
+    weight = check_weight(weight)
+    return {
+        "teacher": teacher_distributions(
+            teachers, corpus, source, target, batch_size
+        ),
+        "distillation_weight": weight,
+    }

@@ -166,22 +166,19 @@ def fit(
         )
     distilled = {}
     if teachers:
-        weight = distillation.check_weight(train_config.distillation_weight)
         started = time.time()
         for name in ("train", "validation"):
             if not len(splits[name].pairs):
                 continue
-            distilled[name] = {
-                "teacher": distillation.teacher_distributions(
-                    teachers, splits[name], source, target,
-                    train_config.batch_size,
-                ),
-                "distillation_weight": weight,
-            }
+            distilled[name] = distillation.dataset_options(
+                teachers, splits[name], source, target,
+                train_config.batch_size, train_config.distillation_weight,
+            )
         log(
             f"distillation: {len(teachers)} teachers' distributions on "
             f"{len(splits['train'].pairs)} training pairs in "
-            f"{time.time() - started:.0f} s (weight {weight})"
+            f"{time.time() - started:.0f} s "
+            f"(weight {distilled['train']['distillation_weight']})"
         )
     steps_per_epoch = train_config.steps_per_epoch or max(
         math.ceil(len(splits["train"].pairs) / train_config.batch_size), 1

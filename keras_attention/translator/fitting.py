@@ -127,18 +127,14 @@ class TranslatorTraining(OutputTargets):
                     "(the teachers' distributions follow the pairs by "
                     "position). Received: a tf.data.Dataset with `teachers`"
                 )
-            weight = distillation.check_weight(distillation_weight)
-            distilled = {
-                "teacher": distillation.teacher_distributions(
-                    distillation.check_teachers(
-                        teachers,
-                        self.source_tokenizer.vocabulary,
-                        self.target_tokenizer.vocabulary,
-                    ),
-                    corpus, source, target, batch_size,
+            distilled = distillation.dataset_options(
+                distillation.check_teachers(
+                    teachers,
+                    self.source_tokenizer.vocabulary,
+                    self.target_tokenizer.vocabulary,
                 ),
-                "distillation_weight": weight,
-            }
+                corpus, source, target, batch_size, distillation_weight,
+            )
         data = make_dataset(
             corpus,
             source,
