@@ -131,4 +131,5 @@ def machine_info():
         "keras": keras.__version__,
         "backend": keras.backend.backend(),
         "intra_op_threads": tf.config.threading.get_intra_op_parallelism_threads(),
+        "inter_op_threads": tf.config.threading.get_inter_op_parallelism_threads(),
     }

@@ -3,6 +3,7 @@
     python -m benchmarks.decode_peers --export DIR
     python -m benchmarks.decode_peers [--baseline DIR] [--tfa-python PATH]
         [--batches 1 64] [--rounds 9] [--out runs/decode-peers]
+        [--inter-op-threads N]
 
 `--export DIR` saves the step-wise Luong model of `benchmarks.peers` (its
 sizes: vocabulary 5000, embedding and LSTM 256, 24 decoding steps, beam
@@ -133,14 +134,24 @@ def main(argv=None):
     parser.add_argument("--rounds", type=int, default=9)
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--out", default="runs/decode-peers")
+    parser.add_argument(
+        "--inter-op-threads", type=int, default=0,
+        help="TensorFlow's inter-op threads on both sides (ours and TFA's "
+        "worker); 0, the default, keeps TensorFlow's (one per core)")
     args = parser.parse_args(argv)
+    if args.inter_op_threads < 0:
+        parser.error("--inter-op-threads must be >= 0")
+    if args.inter_op_threads:
+        tf.config.threading.set_inter_op_parallelism_threads(
+            args.inter_op_threads)
     if args.export:
         export(args.export, args.quick)
         return 0
     if min(args.batches) < 1 or args.rounds < 1:
         parser.error("--batches and --rounds must be >= 1")
     sizes = dict(peers.SIZES[args.quick], decode_batches=args.batches,
-                 repeats=args.rounds, tfa_attentions=["luong"])
+                 repeats=args.rounds, tfa_attentions=["luong"],
+                 inter_op_threads=args.inter_op_threads)
     worker = None
     if os.path.exists(args.tfa_python):
         worker = peers.TFAWorker(args.tfa_python, sizes)
@@ -159,6 +170,7 @@ def main(argv=None):
     rows = summarise(sizes, times, tokens, labels)
     os.makedirs(args.out, exist_ok=True)
     result = {"machine": common.machine_info(), "sizes": sizes,
+              "inter_op_threads": args.inter_op_threads,
               "rounds": args.rounds, "rows": rows,
               "tfa": None if worker is None else worker.info}
     with open(os.path.join(args.out, "decode_peers.json"), "w") as f:

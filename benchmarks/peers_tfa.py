@@ -163,6 +163,10 @@ def _train_step(model, optimizer):
 
 
 def setup(sizes):
+    if sizes.get("inter_op_threads"):
+        # Before the first op runs (TensorFlow fixes its pools then).
+        tf.config.threading.set_inter_op_parallelism_threads(
+            sizes["inter_op_threads"])
     calls = {}
     source, target_in, target_out = _batch(sizes, sizes["batch"])
     for attention in sizes["tfa_attentions"]:

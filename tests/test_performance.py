@@ -1,6 +1,9 @@
 """The additive score's memory bound and the benchmark machinery."""
 
 import json
+import os
+import subprocess
+import sys
 
 import keras
 import numpy as np
@@ -396,3 +399,25 @@ def test_blocked_score_on_other_backends(backend):
     )
     assert done.returncode == 0, done.stderr[-3000:]
     assert f"ok {backend}" in done.stdout
+
+
+def test_decode_peers_runs_with_one_inter_op_thread(tmp_path):
+    """`benchmarks.decode_peers` on tiny sizes (no TFA venv: our columns
+    only) with `--inter-op-threads 1`, in a process of its own (TensorFlow
+    fixes its thread pools once a process runs its first op): the decoders
+    run, the plain and the XLA export decode, and the setting is applied."""
+    out = tmp_path / "decode"
+    subprocess.run(
+        [sys.executable, "-m", "benchmarks.decode_peers", "--quick",
+         "--rounds", "1", "--batches", "1", "--inter-op-threads", "1",
+         "--tfa-python", str(tmp_path / "no-tfa"), "--out", str(out)],
+        check=True, capture_output=True, timeout=600,
+        env={**os.environ, "KERAS_BACKEND": "tensorflow"},
+    )
+    result = json.loads((out / "decode_peers.json").read_text())
+    assert result["inter_op_threads"] == 1
+    assert result["machine"]["inter_op_threads"] == 1
+    assert [row["decoder"] for row in result["rows"]] == ["greedy", "beam 3"]
+    for row in result["rows"]:
+        assert set(row["sentences_per_s"]) == {"ours", "xla"}
+        assert all(v > 0 for v in row["sentences_per_s"].values())
