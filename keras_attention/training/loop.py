@@ -144,6 +144,7 @@ def fit(
     patience: int = 3,
     verbose: Union[str, int] = "auto",
     log: Any = print,
+    record_extras: Optional[dict] = None,
 ) -> dict:
     """`seq2seq.fit` into `run_dir`; returns the history dict.
 
@@ -157,11 +158,13 @@ def fit(
         patience: Of early stopping. Defaults to `3`.
         verbose: Of `fit`; `"auto"` is 1 on a terminal, else 2.
         log: Printing function.
+        record_extras: Entries added to the history record (what the run
+            trained with, e.g. its dtype policy).
 
     Returns:
-        The per-epoch metrics, with `train_seconds`; also written to
-        `history.json`, and the final weights (the best by the monitored
-        loss) to `model.weights.h5`.
+        The per-epoch metrics, with `train_seconds` and `record_extras`;
+        also written to `history.json` (once, at the end), and the final
+        weights (the best by the monitored loss) to `model.weights.h5`.
     """
     monitor = "val_loss" if validation_ds is not None else "loss"
     os.makedirs(run_lib.run_path(run_dir, run_lib.CHECKPOINTS), exist_ok=True)
@@ -204,6 +207,7 @@ def fit(
     )
     record = {k: [float(x) for x in v] for k, v in history.history.items()}
     record["train_seconds"] = time.time() - start
+    record.update(record_extras or {})
     run_lib.write_atomically(
         run_lib.run_path(run_dir, run_lib.WEIGHTS), seq2seq.save_weights
     )

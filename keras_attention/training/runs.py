@@ -223,10 +223,11 @@ def fit(
         seq2seq, run_dir, train_ds, val_ds, train_config.epochs,
         steps_per_epoch, patience=train_config.patience,
         verbose=train_config.verbose, log=log,
+        record_extras={
+            "dtype_policy": policy or "float32",
+            "jit_compile": fixed_shapes,
+        },
     )
-    record["dtype_policy"] = policy or "float32"
-    record["jit_compile"] = fixed_shapes
-    run_lib.save_history(run_dir, record)
     log(
         f"trained {len(record['loss'])} epochs in "
         f"{record['train_seconds']:.0f} s ({record['dtype_policy']}, XLA "
