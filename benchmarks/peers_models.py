@@ -27,6 +27,9 @@ COVERAGE_PENALTY = 0.2
 def _attention(score, units):
     if score == "luong":
         return ka.MultiplicativeAttention(use_scale=True)
+    if score == "location":
+        # Tacotron 2's location features: 32 filters of width 31.
+        return ka.LocationSensitiveAttention(units, filters=32, kernel_size=31)
     return ka.AdditiveAttention(units, normalize=True)
 
 

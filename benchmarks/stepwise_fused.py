@@ -7,11 +7,14 @@ sizes, one `tf.function` train step each with `AttentionRNN(fused=False)`
 mixed_bfloat16 (float32 vocabulary projection), for each case: the Luong
 score (`MultiplicativeAttention(use_scale=True)`) with an LSTM cell, and
 the Bahdanau score (`AdditiveAttention(units, normalize=True)`, TFA's
-normed Bahdanau) with an LSTM and a GRU cell. Medians of interleaved
-rounds, target tokens per second.
+normed Bahdanau) with an LSTM and a GRU cell; `location-lstm`, the
+location-sensitive score (`LocationSensitiveAttention(units, filters=32,
+kernel_size=31)`, Tacotron 2's), with an LSTM cell, on request. Medians of
+interleaved rounds, target tokens per second.
 
     python -m benchmarks.stepwise_fused [--quick] [--repeats N]
-        [--cases luong-lstm bahdanau-lstm bahdanau-gru]
+        [--cases luong-lstm bahdanau-lstm bahdanau-gru luong-gru
+         location-lstm]
 """
 
 import argparse
@@ -29,6 +32,8 @@ from benchmarks.peers import interleave  # noqa: E402
 from benchmarks.peers import local_timer  # noqa: E402
 
 CASES = ("luong-lstm", "bahdanau-lstm", "bahdanau-gru", "luong-gru")
+# Cases run only when named (`--cases`).
+MORE_CASES = ("location-lstm",)
 POLICIES = ("float32", "mixed_bfloat16")
 
 
@@ -58,7 +63,8 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--repeats", type=int, default=None)
-    parser.add_argument("--cases", nargs="+", choices=CASES, default=CASES)
+    parser.add_argument("--cases", nargs="+", choices=CASES + MORE_CASES,
+                        default=CASES)
     args = parser.parse_args(argv)
     sizes = SIZES[args.quick]
     times = interleave(

@@ -187,6 +187,8 @@ def test_fused_loop_runs_where_it_applies(monkeypatch):
             4, normalize=True)),
         (keras.layers.GRUCell(U, reset_after=False),
          keras_attention.MultiplicativeAttention()),
+        (keras.layers.GRUCell(U), keras_attention.LocationSensitiveAttention(
+            4, filters=2, kernel_size=3)),
     ]
     x, memory = _data(_decoder())[:2]
     for cell, attention in fused:
@@ -201,8 +203,6 @@ def test_fused_loop_runs_where_it_applies(monkeypatch):
          keras_attention.AdditiveAttention(4), {}),
         (keras.layers.GRUCell(U, recurrent_activation="hard_sigmoid"),
          keras_attention.MultiplicativeAttention(), {}),
-        (keras.layers.GRUCell(U), keras_attention.LocationSensitiveAttention(
-            4, filters=2, kernel_size=3), {}),
         (keras.layers.GRUCell(U), keras_attention.BahdanauMonotonicAttention(
             4), {}),
         (keras.layers.GRUCell(U), keras_attention.AdditiveAttention(4),

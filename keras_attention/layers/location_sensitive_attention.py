@@ -18,6 +18,18 @@ from keras_attention.typing import Shape
 from keras_attention.typing import Tensor
 
 
+def location_conv(inputs: Tensor, kernel: Tensor) -> Tensor:
+    """The location convolution: `(N, S, C)` by `(k, C, F)`, "same" padding.
+
+    Zeros beyond both ends of the `S` positions, an odd `k`. One more zero
+    position is appended and its output cut off after: what "same" padding
+    adds there anyway, and a zero-length memory then gives `(N, 0, F)` on
+    every backend (PyTorch's convolution rejects an empty input).
+    """
+    inputs = ops.pad(inputs, [[0, 0], [0, 1], [0, 0]])
+    return ops.conv(inputs, kernel, padding="same")[:, :-1]
+
+
 @keras.saving.register_keras_serializable(package="keras_attention")
 class LocationSensitiveAttention(AdditiveScore, StatefulAttention):
     """Additive attention with location features of the previous alignment.
@@ -207,14 +219,9 @@ class LocationSensitiveAttention(AdditiveScore, StatefulAttention):
         inputs = ops.stack([ops.cast(c, dtype) for c in channels], axis=-1)
         if value_mask is not None:
             inputs = ops.where(ops.expand_dims(value_mask, -1), inputs, 0.0)
-        # One more zero position at the end, cut off after: what "same"
-        # padding adds there anyway, and a zero-length memory then gives
-        # `(batch_size, 0, units)` features on every backend (PyTorch's
-        # convolution rejects an input shorter than its kernel).
-        inputs = ops.pad(inputs, [[0, 0], [0, 1], [0, 0]])
-        features = ops.conv(
-            inputs, ops.cast(self.location_kernel, dtype), padding="same"
-        )[:, :-1]
+        features = location_conv(
+            inputs, ops.cast(self.location_kernel, dtype)
+        )
         features = ops.matmul(
             features, ops.cast(self.location_projection, dtype)
         )

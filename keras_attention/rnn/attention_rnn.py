@@ -66,8 +66,9 @@ class AttentionRNN(keras.layers.Layer):
     fused (cuDNN) layer and batches all attention products.
 
     Fused loop: for a plain `keras.layers.LSTMCell` or `GRUCell`, a
-    `DotAttention`, `MultiplicativeAttention` or `AdditiveAttention`, the
-    Luong wiring with input feeding and no dropout in the call, the loop
+    `DotAttention`, `MultiplicativeAttention`, `AdditiveAttention` or
+    `LocationSensitiveAttention`, the Luong wiring with input feeding and
+    no dropout in the call, the loop
     runs fused, with a hand-written backward pass whose weight gradients
     are one matmul for all steps (the same results; `fuses(training)` says
     whether a call runs it). Any other configuration runs the generic loop.

@@ -16,8 +16,10 @@ each). Same weights, same results and masks as the generic loop;
 `keras.ops` only.
 
 The cells' maths is in `cells` (`FusedLSTM`, `FusedGRU`), the scores' in
-`scores` (`FusedDot`, `FusedAdditive`); this module holds
-the loop, the attention and attentional layer around them, and `fuses`.
+`scores` (`FusedDot`, `FusedAdditive`) and `location` (`FusedLocation`,
+which carries a state from step to step), which of them applies in
+`applies`; this module holds the loop, the attention and the attentional
+layer around them.
 """
 
 from typing import Callable
@@ -28,40 +30,9 @@ from keras import ops
 from keras import tree
 
 from keras_attention.ops.masking import masked_softmax
+from keras_attention.rnn.fused_decoder.applies import fused_score
 from keras_attention.rnn.fused_decoder.cells import fused_cell
-from keras_attention.rnn.fused_decoder.scores import fused_score
 from keras_attention.typing import Tensor
-
-# What `fuses` needs, for error messages.
-REQUIREMENTS = (
-    "a plain LSTMCell or GRUCell (default activations), a DotAttention, "
-    "MultiplicativeAttention or AdditiveAttention, the Luong wiring with "
-    "input feeding, an attentional layer with tanh or no activation (or "
-    "none), and no dropout in the call"
-)
-
-# The attentional layer's activations the fused loop knows.
-_LAYER_ACTIVATIONS = (keras.activations.tanh, keras.activations.linear)
-
-
-def fuses(wrapper: keras.layers.Layer, training: Optional[bool]) -> bool:
-    """Whether `fused_decode` can run `wrapper` (in a call with `training`).
-
-    It needs a plain `keras.layers.LSTMCell` or `keras.layers.GRUCell`
-    (either `reset_after`) with its default activations and no dropout in
-    the call, a `DotAttention`, `MultiplicativeAttention` or
-    `AdditiveAttention` (`normalize` or not) without dropout in the call,
-    the Luong wiring with input feeding, and no attentional layer or one
-    with `tanh` or no activation (TFA's linear attention layer).
-    """
-    layer = wrapper.attention_layer
-    return (
-        fused_cell(wrapper.cell, training) is not None
-        and fused_score(wrapper.attention, training) is not None
-        and wrapper.feeds_attention
-        and (layer is None or layer.activation in _LAYER_ACTIVATIONS)
-    )
-
 
 def _scan(
     step: Callable, init: tuple, sequences: tuple, reverse: bool = False
@@ -112,6 +83,7 @@ def fused_decode(
     memory = ops.cast(state["memory"], dtype)
     memory_mask = ops.cast(state["memory_mask"], dtype)
     score_inputs = score.inputs(state)
+    score_state0 = score.initial_state(state)
     if layer is not None:
         w_c = ops.cast(layer.kernel, dtype)
         b_c = ops.zeros((layer.units,), dtype)
@@ -127,25 +99,51 @@ def fused_decode(
     loop = _make_loop(
         cell,
         score,
-        (len(cell_weights), len(score_inputs)),
+        (len(cell_weights), len(score_inputs), len(score_state0)),
         layer is not None,
         wrapper.output_attention,
         masked,
         layer is not None and layer.activation is keras.activations.tanh,
     )
     packed = loop(xw, keep, a0, memory, memory_mask, w_c, b_c, *state0,
-                  *cell_weights, *score_inputs)
+                  *cell_weights, *score_inputs, *score_state0)
     size = wrapper.output_size(memory.shape[-1])
     widths = [size] + [t.shape[-1] for t in state0] + [a0.shape[-1]]
-    out, *states, a_s, alpha = _unpack(packed, widths)
+    out, *states, a_s, rest = _unpack(packed, widths)
+    alpha, *score_states = _split_sources(rest, 1 + len(score_state0))
     final_state = {
         "cell_state": tree.pack_sequence_as(
-            state["cell_state"], [s[-1] for s in states]
+            state["cell_state"], [ops.cast(s[-1], dtype) for s in states]
         ),
         "attention": ops.cast(a_s[-1], wrapper.compute_dtype),
     }
+    if score_state0:
+        names = ("weights", "cumulative")
+        final_state["alignment_state"] = {
+            name: s[-1] for name, s in zip(names, score_states)
+        }
+    out = ops.cast(out, dtype)
     return (ops.transpose(out, (1, 0, 2)), ops.transpose(alpha, (1, 0, 2)),
             final_state)
+
+
+def _join_sources(parts: list) -> Tensor:
+    """`(T, B, S)` tensors as one `(T, B, S n)`, position by position (the
+    source length may be unknown when traced)."""
+    if len(parts) == 1:
+        return parts[0]
+    stacked = ops.stack(parts, axis=-1)
+    shape = ops.shape(stacked)
+    return ops.reshape(stacked, (shape[0], shape[1], -1))
+
+
+def _split_sources(joined: Tensor, count: int) -> list:
+    """The `count` `(T, B, S)` tensors `_join_sources` joined."""
+    if count == 1:
+        return [joined]
+    shape = ops.shape(joined)
+    stacked = ops.reshape(joined, (shape[0], shape[1], -1, count))
+    return [stacked[..., i] for i in range(count)]
 
 
 def _unpack(packed: Tensor, widths: list) -> list:
@@ -178,22 +176,24 @@ def _make_loop(
     Inputs, time-major: `xw` (`cell.project` of the inputs, `(T, B, X)`),
     `keep` `(T, B, 1)` 0/1, the initial `a0`, `memory` `(B, S, D)`,
     `memory_mask` `(B, S)` 0/1, `w_c`, `b_c`, then the initial cell state
-    (`cell.state_count` tensors), the cell's `weights` and the score's
-    `inputs` (`counts`: how many of each). `tanh`: whether the attentional
-    layer has `tanh` (else no activation). Output `(T, B, O + N + A + S)`:
-    per step the output, the cell state (`N` features), `a` and the
-    weights.
+    (`cell.state_count` tensors), the cell's `weights`, the score's
+    `inputs` and its initial state (`counts`: how many of the last three).
+    `tanh`: whether the attentional layer has `tanh` (else no activation).
+    Output `(T, B, O + N + A + S (1 + M))`: per step the output, the cell
+    state (`N` features), `a`, then the weights and the score's `M` states
+    (`_join_sources`); in the states' dtype where there are any.
     """
     n = cell.state_count
-    n_cell, n_score = counts
+    n_cell, n_score, n_states = counts
 
     def split(args: tuple) -> tuple:
         fixed, rest = args[:7], args[7:]
+        end = n + n_cell + n_score
         return (fixed, rest[:n], rest[n : n + n_cell],
-                rest[n + n_cell : n + n_cell + n_score])
+                rest[n + n_cell : end], rest[end : end + n_states])
 
     def forward(*args: Tensor) -> tuple:
-        fixed, state0, cell_w, score_in = split(args)
+        fixed, state0, cell_w, score_in, score_state0 = split(args)
         xw, keep, a0, memory, memory_mask, w_c, b_c = fixed
         mask = memory_mask > 0.5
         constants = score.prepare(score_in)
@@ -201,9 +201,14 @@ def _make_loop(
         def step(carry: tuple, inputs: tuple):
             x_t, keep_t = inputs
             state, a = carry[:n], carry[n]
+            score_state = carry[len(carry) - n_states :]
             h_new, new_state, saved = cell.step(x_t, state, a, cell_w)
-            scores, score_saved = score.step(h_new, score_in, constants)
-            alpha = ops.cast(masked_softmax(scores, mask), h_new.dtype)
+            scores, score_saved = score.step(
+                h_new, score_in, constants, score_state
+            )
+            weights = masked_softmax(scores, mask)
+            new_score_state = score.advance(weights, score_state)
+            alpha = ops.cast(weights, h_new.dtype)
             context = ops.squeeze(
                 ops.matmul(ops.expand_dims(alpha, 1), memory), 1
             )
@@ -225,8 +230,12 @@ def _make_loop(
                 a_s = ops.where(k, attn, a)
                 out = ops.where(k, out, 0)
                 alpha = ops.where(k, alpha, 0)
+                new_score_state = tuple(
+                    ops.where(k, new, old)
+                    for new, old in zip(new_score_state, score_state)
+                )
             carry = (*kept, a_s, saved, h_new, context, attn, out, alpha,
-                     *score_saved)
+                     *score_saved, *new_score_state)
             return carry, carry
 
         batch = ops.shape(a0)[0]
@@ -238,6 +247,7 @@ def _make_loop(
             ops.zeros_like(a0) if output_attention else ops.zeros_like(h0),
             ops.zeros_like(memory_mask),
             *score.saved_like(score_in, batch),
+            *score_state0,
         )
         _, stacked = _scan(step, start, (xw, keep))
         return stacked
@@ -246,7 +256,16 @@ def _make_loop(
     def loop(*args: Tensor) -> tuple:
         stacked = forward(*args)
         states, (a_s, _, _, _, _, out, alpha) = stacked[:n], stacked[n : n + 7]
-        packed = ops.concatenate([out, *states, a_s, alpha], axis=-1)
+        score_states = stacked[len(stacked) - n_states :]
+        parts = [out, *states, a_s]
+        if n_states:
+            # The states keep their precision (float32 under mixed
+            # precision) in the packed output.
+            parts = [ops.cast(p, score_states[0].dtype) for p in parts]
+            alpha = ops.cast(alpha, score_states[0].dtype)
+        packed = ops.concatenate(
+            [*parts, _join_sources([alpha, *score_states])], axis=-1
+        )
 
         def grad(*grad_args: Tensor, upstream: Optional[Tensor] = None):
             if upstream is None:
@@ -280,15 +299,21 @@ def _backward(
     A step is then a few ops and a few matmuls, the gradient flowing back
     through the attentional layer, the context, the score and the cell; a
     padded step (`keep` 0) passes the gradient of the state through."""
-    fixed, state0, cell_w, score_in = args
+    fixed, state0, cell_w, score_in, score_state0 = args
     _, keep, a0, memory, memory_mask, w_c, b_c = fixed
     n = len(state0)
+    n_states = len(score_state0)
     states = stacked[:n]
     a_s, saved, h_new, context, attn, out, alpha = stacked[n : n + 7]
-    score_saved = stacked[n + 7 :]
+    score_saved = stacked[n + 7 : len(stacked) - n_states]
+    score_states = stacked[len(stacked) - n_states :]
     # The gradients of each packed output.
     widths = [out.shape[-1]] + [t.shape[-1] for t in state0] + [a0.shape[-1]]
-    g_out, *g_states, g_a, g_alpha = _unpack(upstream, widths)
+    g_out, *g_states, g_a, g_rest = _unpack(upstream, widths)
+    g_alpha, *g_score_states = _split_sources(g_rest, 1 + n_states)
+    g_out = ops.cast(g_out, out.dtype)
+    g_states = [ops.cast(g, s.dtype) for g, s in zip(g_states, states)]
+    g_a = ops.cast(g_a, a_s.dtype)
     g_alpha = ops.cast(g_alpha, alpha.dtype)
     if masked:
         g_out = g_out * keep
@@ -299,6 +324,10 @@ def _backward(
         for s0, s in zip(state0, states)
     )
     prev_a = ops.concatenate([a0[None], a_s[:-1]], axis=0)
+    prev_score_states = tuple(
+        ops.concatenate([s0[None], s[:-1]], axis=0)
+        for s0, s in zip(score_state0, score_states)
+    )
     cell_static = cell.backward_static(saved, prev_states)
     attn_d = 1 - attn * attn if tanh else ops.ones_like(attn[..., :1])
     # Per step, one tensor of the static-width parts (slices are cheap).
@@ -312,9 +341,17 @@ def _backward(
     w_c_t = ops.transpose(w_c)
     c_size = memory.shape[-1]
     score_dtype = score_in[0].dtype
+    constants = score.prepare(score_in)
+    n_saved = len(score_saved)
 
     def step(carry: tuple, inputs: tuple):
         d_state, da = carry[:n], carry[n]
+        d_score_state = [
+            d + g
+            for d, g in zip(
+                carry[len(carry) - n_states :], inputs[3 + n_saved :]
+            )
+        ]
         static_t, ga_t, alpha_t = inputs[:3]
         go, *g_s, g_a_t, static_c, attn_d_t, k = [
             static_t[:, a:b] for a, b in zip(cuts[:-1], cuts[1:])
@@ -341,12 +378,20 @@ def _backward(
             ops.matmul(ops.expand_dims(d_ctx, 1), memory_t), 1
         )
         d_alpha = ops.cast(d_alpha + ga_t, "float32")
+        if n_states:
+            own = d_score_state
+            if masked:
+                own = [ops.cast(k, d.dtype) * d for d in d_score_state]
+            d_weights, d_previous = score.state_backward(own)
+            d_alpha = d_alpha + ops.cast(d_weights, "float32")
         alpha32 = ops.cast(alpha_t, "float32")
         d_e = alpha32 * (
             d_alpha - ops.sum(alpha32 * d_alpha, axis=-1, keepdims=True)
         )
         d_e = ops.cast(d_e, score_dtype)
-        d_query, score_outs = score.backward_step(d_e, inputs[3:], score_in)
+        d_query, score_outs, d_from_score = score.backward_step(
+            d_e, inputs[3 : 3 + n_saved], score_in, constants, memory_mask
+        )
         d_new[0] = d_new[0] + ops.cast(d_query, d_new[0].dtype)
         d_gates, d_prev, da_prev = cell.backward_step(
             d_new[0], d_new[1:], static_c, cell_w_t
@@ -355,7 +400,18 @@ def _backward(
         if masked:
             d_prev = [p + (1 - k) * d for p, d in zip(d_prev, d_state)]
             da_prev = da_prev + (1 - k) * d_a_state
-        carry = (*d_prev, da_prev, d_gates, d_pre, d_ctx, d_e, *score_outs)
+        d_score_prev = []
+        if n_states:
+            d_score_prev = [
+                a + b for a, b in zip(d_previous, d_from_score)
+            ]
+            if masked:
+                d_score_prev = [
+                    p + ops.cast(1 - k, d.dtype) * d
+                    for p, d in zip(d_score_prev, d_score_state)
+                ]
+        carry = (*d_prev, da_prev, d_gates, d_pre, d_ctx, d_e, *score_outs,
+                 *d_score_prev)
         return carry, carry
 
     batch = ops.shape(a0)[0]
@@ -365,13 +421,17 @@ def _backward(
         ops.zeros_like(attn[0]), ops.zeros_like(context[0]),
         ops.zeros_like(ops.cast(alpha[0], score_dtype)),
         *score.outs_like(score_in, batch),
+        *[ops.zeros_like(s) for s in score_state0],
     )
     final, history = _scan(
-        step, start, (static, g_alpha, alpha, *score_saved), reverse=True
+        step, start,
+        (static, g_alpha, alpha, *score_saved, *g_score_states),
+        reverse=True,
     )
     d_state0, d_a0 = final[:n], final[n]
+    d_score_state0 = final[len(final) - n_states :]
     d_gates, d_pre, d_ctx, d_e = history[n + 1 : n + 5]
-    score_outs = history[n + 5 :]
+    score_outs = history[n + 5 : len(history) - n_states]
     # The weight gradients of all steps, one matmul each.
     d_xw, d_cell_w = cell.weight_grads(d_gates, prev_states, prev_a, saved)
     if has_layer:
@@ -387,9 +447,11 @@ def _backward(
     d_memory = ops.matmul(
         ops.transpose(alpha, (1, 2, 0)), ops.transpose(d_ctx, (1, 0, 2))
     )
-    d_score = score.grads(d_e, score_outs, h_new, score_saved, score_in)
+    d_score = score.grads(
+        d_e, score_outs, h_new, score_saved, score_in, prev_score_states
+    )
     return (
         d_xw, ops.zeros_like(keep), d_a0, d_memory,
         ops.zeros_like(memory_mask), d_w_c, d_b_c, *d_state0, *d_cell_w,
-        *d_score,
+        *d_score, *d_score_state0,
     )

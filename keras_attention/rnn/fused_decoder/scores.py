@@ -9,45 +9,47 @@ projected once per memory:
   outside the loop, so that autodiff carries their gradients to the
   weights (the key projection, a scale, weight normalization);
 - `prepare(inputs)`: loop constants derived from them;
-- `step(h, inputs, constants)`: `(scores, saved)`, scores
+- `step(h, inputs, constants, score_state)`: `(scores, saved)`, scores
   `(batch_size, S)` in the score dtype and a tuple of values the backward
   pass needs (zeros like them: `saved_like(inputs, batch_size)`);
-- `backward_step(d_e, saved_t, inputs)`: the gradient of `h_t` from that of
-  the scores, and a tuple of per-step values for `grads` (zeros like them:
-  `outs_like(inputs, batch_size)`);
-- `grads(d_e, outs, queries, saved, inputs)`: the gradients of `inputs`
-  over all steps, from the stacked `(T, ...)` gradients of the scores and
-  the rest, one matmul or one reduction each.
-"""
+- `backward_step(d_e, saved_t, inputs, constants, memory_mask)`: the
+  gradient of `h_t` from that of the scores, a tuple of per-step values
+  for `grads` (zeros like them: `outs_like(inputs, batch_size)`) and the
+  gradient of the score state before the step (a stateful score's);
+- `grads(d_e, outs, queries, saved, inputs, previous_states)`: the
+  gradients of `inputs` over all steps, from the stacked `(T, ...)`
+  gradients of the scores and the rest, one matmul or one reduction each.
 
-from typing import Optional
+A stateful score (`state_count > 0`, `location.FusedLocation`) also
+carries `state_count` `(batch_size, S)` tensors from step to step:
+`initial_state(state)` before the first step, `advance(weights, states)`
+after each from the step's softmax weights, and `state_backward(d_states)`
+the gradients of those weights and of the previous states that `advance`
+gives. The stateless scores here carry none.
+"""
 
 import keras
 from keras import ops
 
-from keras_attention.layers.additive_attention import AdditiveAttention
-from keras_attention.layers.dot_attention import DotAttention
-from keras_attention.layers.multiplicative_attention import (
-    MultiplicativeAttention,
-)
 from keras_attention.typing import Tensor
 
 
-def fused_score(
-    attention: keras.layers.Layer, training: Optional[bool]
-) -> Optional["FusedDot | FusedAdditive"]:
-    """The fused form of `attention` in a call with `training`, or `None`.
+class Stateless:
+    """What a score without a state carries from step to step: nothing."""
 
-    A `DotAttention`, `MultiplicativeAttention` or `AdditiveAttention` (not
-    a subclass), without dropout in this call.
-    """
-    if training and attention.dropout > 0:
-        return None
-    if type(attention) in (DotAttention, MultiplicativeAttention):
-        return FusedDot(attention)
-    if type(attention) is AdditiveAttention:
-        return FusedAdditive(attention)
-    return None
+    state_count = 0
+
+    def __init__(self, attention: keras.layers.Layer):
+        self.attention = attention
+
+    def initial_state(self, state: dict) -> tuple:
+        return ()
+
+    def advance(self, weights: Tensor, states: tuple) -> tuple:
+        return ()
+
+    def state_backward(self, d_states: tuple) -> tuple:
+        return 0.0, ()
 
 
 def _matvec(vectors: Tensor, matrices: Tensor) -> Tensor:
@@ -55,7 +57,7 @@ def _matvec(vectors: Tensor, matrices: Tensor) -> Tensor:
     return ops.squeeze(ops.matmul(ops.expand_dims(vectors, 1), matrices), 1)
 
 
-class FusedDot:
+class FusedDot(Stateless):
     """`e = h . (s K)`: the dot and multiplicative (Luong) scores.
 
     The keys come projected (`W k` for multiplicative) and are scaled once
@@ -64,9 +66,6 @@ class FusedDot:
     gradient. Nothing is saved; the gradient of the keys is one matmul of
     the scores' gradients and the queries after the loop.
     """
-
-    def __init__(self, attention: keras.layers.Layer):
-        self.attention = attention
 
     def inputs(self, state: dict) -> tuple:
         keys = state["keys"]
@@ -84,17 +83,20 @@ class FusedDot:
         """Loop constants: the keys transposed."""
         return (ops.transpose(inputs[0], (0, 2, 1)),)
 
-    def step(self, h: Tensor, inputs: tuple, constants: tuple) -> tuple:
+    def step(
+        self, h: Tensor, inputs: tuple, constants: tuple, states: tuple
+    ) -> tuple:
         return _matvec(ops.cast(h, constants[0].dtype), constants[0]), ()
 
     def backward_step(
-        self, d_e: Tensor, saved_t: tuple, inputs: tuple
+        self, d_e: Tensor, saved_t: tuple, inputs: tuple, constants: tuple,
+        memory_mask: Tensor,
     ) -> tuple:
-        return _matvec(d_e, inputs[0]), ()
+        return _matvec(d_e, inputs[0]), (), ()
 
     def grads(
         self, d_e: Tensor, outs: tuple, queries: Tensor, saved: tuple,
-        inputs: tuple,
+        inputs: tuple, previous_states: tuple,
     ) -> tuple:
         # d_e: (T, B, S) -> (B, S, T); queries: (T, B, U) -> (B, T, U).
         d_keys = ops.matmul(
@@ -104,7 +106,7 @@ class FusedDot:
         return (d_keys,)
 
 
-class FusedAdditive:
+class FusedAdditive(Stateless):
     """`e_i = v^T tanh(W1 k_i + W2 h + b)`: the additive (Bahdanau) score.
 
     `W1 k` comes from `prepare_memory` (one matmul per memory, whose
@@ -117,9 +119,6 @@ class FusedAdditive:
     matmul, and the projected keys' gradient
     `v * sum_t d_e_t (1 - H_t^2)`.
     """
-
-    def __init__(self, attention: keras.layers.Layer):
-        self.attention = attention
 
     def inputs(self, state: dict) -> tuple:
         attention = self.attention
@@ -142,32 +141,35 @@ class FusedAdditive:
         """Loop constants: `v` as a column."""
         return (ops.expand_dims(inputs[3], -1),)
 
-    def step(self, h: Tensor, inputs: tuple, constants: tuple) -> tuple:
-        keys, w2, b, _ = inputs
+    def step(
+        self, h: Tensor, inputs: tuple, constants: tuple, states: tuple
+    ) -> tuple:
+        keys, w2, b = inputs[:3]
         query = ops.matmul(ops.cast(h, keys.dtype), w2) + b
         hidden = ops.tanh(keys + ops.expand_dims(query, 1))
         scores = ops.squeeze(ops.matmul(hidden, constants[0]), -1)
         return scores, (hidden,)
 
     def backward_step(
-        self, d_e: Tensor, saved_t: tuple, inputs: tuple
+        self, d_e: Tensor, saved_t: tuple, inputs: tuple, constants: tuple,
+        memory_mask: Tensor,
     ) -> tuple:
         (hidden,) = saved_t
-        _, w2, _, v = inputs
+        _, w2, _, v = inputs[:4]
         # sum_i d_e_i (1 - H_i^2) = sum_i d_e_i - sum_i d_e_i H_i^2.
         d_query = v * (
             ops.sum(d_e, axis=-1, keepdims=True)
             - _matvec(d_e, hidden * hidden)
         )
-        return ops.matmul(d_query, ops.transpose(w2)), (d_query,)
+        return ops.matmul(d_query, ops.transpose(w2)), (d_query,), ()
 
     def grads(
         self, d_e: Tensor, outs: tuple, queries: Tensor, saved: tuple,
-        inputs: tuple,
+        inputs: tuple, previous_states: tuple,
     ) -> tuple:
         (d_query,) = outs
         (hidden,) = saved
-        _, w2, _, v = inputs
+        _, w2, _, v = inputs[:4]
         units = hidden.shape[-1]
         # Sums over all steps as matmuls (reductions over a leading axis
         # are slow on some backends).
