@@ -57,36 +57,48 @@ def _reset_policy():
     keras.config.set_dtype_policy("float32")
 
 
-# The slowest test files, longest first (seconds measured on 2 cores: the
-# examples' on TensorFlow, the backend files' on JAX, their slowest run).
-# `make test` runs pytest-xdist with `--dist loadfile --no-loadscope-reorder`,
-# which hands files to the workers in collection order: longest first
-# keeps them busy to the end. (xdist's own order, most tests first, left
-# single-test files of 30-40 s for last, with one worker idle.)
+# The slowest test files, longest first (seconds of a contended run on 2
+# cores, 2026-12-04: the examples' on TensorFlow with 3 workers, the backend
+# files' on their slowest backend). The examples' and the backend files'
+# tests run in separate pytest processes (Makefile), so each group is in
+# its own order. `make test` runs pytest-xdist with `--dist loadfile
+# --no-loadscope-reorder`, which hands files to the workers in collection
+# order: longest first keeps them busy to the end. (xdist's own order, most
+# tests first, left single-test files of 30-40 s for last, with one worker
+# idle; a file listed too low starts last and runs alone.)
 SLOWEST_FILES = (
-    "test_portable_export",  # 400 s (exports to three formats)
-    "test_rnn",  # 164 s
-    "test_g2p_attentions",  # 146
-    "test_nmt_decoders",  # 110
-    "test_layers",  # 95
+    # The examples (TensorFlow).
+    "test_nmt_decoders",  # 933 s
+    "test_portable_export",  # 875
+    "test_nmt_align",  # 657
+    "test_g2p_attentions",  # 610
+    "test_cli",  # 566
+    "test_acceleration",  # 438
+    "test_g2p_decoders",  # 401
+    "test_cli_speed",  # 399
+    "test_g2p_example",  # 376
+    "test_distribute",  # 376
+    "test_serving_compilation",  # 355
+    "test_nmt_beam",  # 310
+    "test_resume",  # 298 (one test)
+    "test_cross_backend",  # 181 (one test)
+    "test_evaluate_test_sets",
+    "test_web_serve",
+    "test_serving_fuzz",
+    # The backend files (TensorFlow, JAX, PyTorch).
+    "test_translator",  # 272 (PyTorch), 248 (JAX), 191 (TensorFlow)
+    "test_distillation",  # 267 (JAX), 192 (TensorFlow)
+    "test_rnn",  # 137 (JAX), 122 (TensorFlow)
+    "test_alignment_loss",  # 130 (PyTorch)
+    "test_layers",  # 128 (TensorFlow), 119 (JAX)
     "test_decoding_beam",  # 93
     "test_decoding",  # 91
-    "test_acceleration",  # 88
-    "test_nmt_align",  # 81
     "test_rnn_fused_cells_scores",  # 65
     "test_rnn_lstm",  # 54
     "test_rnn_layers",  # 54
-    "test_distribute",  # 52
-    "test_nmt_beam",  # 51
     "test_rnn_fused",  # 49
     "test_decoding_sampling",  # 48
     "test_seq2seq",  # 45
-    "test_g2p_decoders",  # 43
-    "test_evaluate_test_sets",  # 43
-    "test_resume",  # 38
-    "test_web_serve",  # 38
-    "test_serving_fuzz",  # 34
-    "test_cross_backend",  # 30
 )
 
 
