@@ -151,15 +151,30 @@ def one_by_one(translators, sources, targets):
     return out
 
 
-def test_teacher_distributions_follow_the_pairs(teachers):
+# The pairs read one at a time (eager model calls: slow on JAX), once per
+# module: the first 24, which span four of `teacher_distributions`' batches
+# of 7 (one cut in the middle) and are the first batch of the student's
+# dataset in `test_fit_with_teachers_trains_on_the_mixture`.
+REFERENCE_PAIRS = 24
+
+
+@pytest.fixture(scope="module")
+def teacher_rows(teachers):
+    return one_by_one(teachers, SOURCES[:REFERENCE_PAIRS],
+                      TARGETS[:REFERENCE_PAIRS])
+
+
+def test_teacher_distributions_follow_the_pairs(teachers, teacher_rows):
     source, target = teachers[0].framed_tokenizers
     pairs = type("Pairs", (), {"pairs": list(zip(SOURCES, TARGETS))})
     flat, splits = distillation.teacher_distributions(
         [t.seq2seq for t in teachers], pairs, source, target, batch_size=7
     )
     assert flat.dtype == np.float16 and len(splits) == len(SOURCES) + 1
-    expected = one_by_one(teachers, SOURCES, TARGETS)
-    for i, rows in enumerate(expected):
+    # Every pair holds one row per target token (its own length, in order).
+    lengths = [target.tokenize([t]).to_tensor().shape[1] - 1 for t in TARGETS]
+    np.testing.assert_array_equal(np.diff(splits), lengths)
+    for i, rows in enumerate(teacher_rows):
         np.testing.assert_allclose(
             flat[splits[i]:splits[i + 1]].astype("float64"), rows, atol=2e-3
         )
@@ -202,22 +217,24 @@ def test_pipeline_keeps_each_pairs_distributions(teachers, fixed_shapes):
     assert seen == len(SOURCES)
 
 
-def test_fit_with_teachers_trains_on_the_mixture(teachers):
+def test_fit_with_teachers_trains_on_the_mixture(teachers, teacher_rows):
     """The loss Keras reports for a distilled batch is numpy's cross-entropy
     of the student's logits against the mixture; `fit` with teachers runs
     and lowers it."""
     student = student_of(teachers[0])
     student.compile(keras.optimizers.Adam(0.03))
     w = 0.6
+    # The first batch (no shuffling) is the pairs of `teacher_rows`.
     data = student.make_dataset(
-        SOURCES, TARGETS, 64, teachers=teachers, distillation_weight=w
-    )
+        SOURCES, TARGETS, REFERENCE_PAIRS, teachers=teachers,
+        distillation_weight=w,
+    ).take(1)
     inputs, targets = next(iter(data))
     inputs = {k: np.asarray(x) for k, x in inputs.items()}
     logits = keras.ops.convert_to_numpy(
         student.seq2seq(inputs, training=False)["logits"])
     source, target = teachers[0].framed_tokenizers
-    teacher_rows = one_by_one(teachers, SOURCES[:64], TARGETS[:64])
+    assert logits.shape[0] == len(teacher_rows)
     q = np.zeros(logits.shape)
     for i, rows in enumerate(teacher_rows):
         t_ids = np.asarray(target.tokenize([TARGETS[i]]).to_tensor())[0, 1:]
