@@ -189,6 +189,7 @@ def test_fused_loop_runs_where_it_applies(monkeypatch):
          keras_attention.MultiplicativeAttention()),
         (keras.layers.GRUCell(U), keras_attention.LocationSensitiveAttention(
             4, filters=2, kernel_size=3)),
+        (keras.layers.LSTMCell(U), keras_attention.LuongMonotonicAttention(U)),
     ]
     x, memory = _data(_decoder())[:2]
     for cell, attention in fused:
@@ -204,7 +205,7 @@ def test_fused_loop_runs_where_it_applies(monkeypatch):
         (keras.layers.GRUCell(U, recurrent_activation="hard_sigmoid"),
          keras_attention.MultiplicativeAttention(), {}),
         (keras.layers.GRUCell(U), keras_attention.BahdanauMonotonicAttention(
-            4), {}),
+            4, mode="hard"), {}),
         (keras.layers.GRUCell(U), keras_attention.AdditiveAttention(4),
          {"wiring": "bahdanau"}),
         (keras.layers.LSTMCell(U), keras_attention.AdditiveAttention(4),

@@ -58,13 +58,16 @@ def _location_decoder(case, dtype=None):
     return _decoder(attention=attention, dtype=dtype, **kwargs)
 
 
-def _initial_alignment_state(decoder, seed=1):
+def initial_alignment_state(decoder, seed=1):
     """A random alignment state, 1e6 at masked source positions (what a
-    step must never read)."""
+    step must never read): `(values, names)`, names `["state"]` for a
+    state that is one tensor."""
     rng = np.random.default_rng(seed)
-    names = ["weights", "cumulative"][
-        : 2 if decoder.wrapper.attention.cumulative else 1
-    ]
+    attention = decoder.wrapper.attention
+    if not hasattr(attention, "cumulative"):
+        names = ["state"]
+    else:
+        names = ["weights", "cumulative"][: 2 if attention.cumulative else 1]
     return [
         np.where(SOURCE_MASK, rng.uniform(0, 1, (B, S)), 1e6).astype(
             "float32")
@@ -72,7 +75,7 @@ def _initial_alignment_state(decoder, seed=1):
     ], names
 
 
-def _run(decoder, fused, source_state=None):
+def run_decoders(decoder, fused, source_state=None):
     """Outputs and gradients of `fused_decode` or `generic_decode` with
     the decoder's weights, from a given initial state."""
     data = _data(decoder)
@@ -97,7 +100,9 @@ def _run(decoder, fused, source_state=None):
                 memory, memory_mask=SOURCE_MASK, cell_state=cell_state
             )
             if names:
-                state["alignment_state"] = dict(zip(names, given))
+                state["alignment_state"] = (
+                    dict(zip(names, given)) if names != ["state"] else given[0]
+                )
             mask = ops.convert_to_tensor(TARGET_MASK)
             if fused:
                 outputs, alignments, final = fused_decode(
@@ -108,23 +113,21 @@ def _run(decoder, fused, source_state=None):
                     wrapper, x, memory, state, mask, False, "float32"
                 )
         finals = [final["attention"], *final["cell_state"]]
-        finals += [final["alignment_state"][k]
-                   for k in sorted(final["alignment_state"])]
+        finals += keras.tree.flatten(final["alignment_state"])
         return (outputs * position, alignments * position, *finals)
 
     return gradients(fn, *data, *weights)
 
 
-def _assert_same(decoder, source_state=None):
-    got_out, got = _run(decoder, True, source_state)
-    want_out, want = _run(decoder, False, source_state)
+def assert_same_as_generic(decoder, source_state=None):
+    got_out, got = run_decoders(decoder, True, source_state)
+    want_out, want = run_decoders(decoder, False, source_state)
     assert len(got_out) == len(want_out)
     for i, (g, w) in enumerate(zip(got_out, want_out)):
         np.testing.assert_allclose(
             to_np(g), to_np(w), rtol=1e-5, atol=1e-5, err_msg=f"output {i}"
         )
     paths = [w.path for w in decoder.trainable_weights]
-    assert any("location_kernel" in p for p in paths)
     assert len(got) == len(want)
     for i, (g, w) in enumerate(zip(got, want)):
         assert g is not None and w is not None, i
@@ -139,7 +142,8 @@ def _assert_same(decoder, source_state=None):
 def test_fused_matches_generic(case):
     decoder = _location_decoder(case)
     assert decoder.fuses()
-    _assert_same(decoder)
+    assert any("location_kernel" in w.path for w in decoder.trainable_weights)
+    assert_same_as_generic(decoder)
 
 
 def test_from_a_given_alignment_state():
@@ -147,9 +151,9 @@ def test_from_a_given_alignment_state():
     source is masked: the same results, and its gradient, as the generic
     loop's (zero at masked positions)."""
     decoder = _location_decoder("lstm_cumulative")
-    state = _initial_alignment_state(decoder)
-    _assert_same(decoder, state)
-    _, grads = _run(decoder, True, state)
+    state = initial_alignment_state(decoder)
+    assert_same_as_generic(decoder, state)
+    _, grads = run_decoders(decoder, True, state)
     cells = len(decoder.wrapper.initial_cell_state(1))
     for g in grads[2 + cells : 2 + cells + 2]:
         g = to_np(g)

@@ -66,9 +66,10 @@ class AttentionRNN(keras.layers.Layer):
     fused (cuDNN) layer and batches all attention products.
 
     Fused loop: for a plain `keras.layers.LSTMCell` or `GRUCell`, a
-    `DotAttention`, `MultiplicativeAttention`, `AdditiveAttention` or
-    `LocationSensitiveAttention`, the Luong wiring with input feeding and
-    no dropout in the call, the loop
+    `DotAttention`, `MultiplicativeAttention`, `AdditiveAttention`,
+    `LocationSensitiveAttention` or a monotonic attention in "parallel"
+    mode, the Luong wiring with input feeding and no dropout (or sigmoid
+    noise) in the call, the loop
     runs fused, with a hand-written backward pass whose weight gradients
     are one matmul for all steps (the same results; `fuses(training)` says
     whether a call runs it). Any other configuration runs the generic loop.

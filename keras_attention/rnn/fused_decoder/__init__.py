@@ -6,7 +6,8 @@ backward pass, where it applies (`fuses`).
   cell and the score, `fused_decode`;
 - `cells`: the LSTM and GRU steps, forward and backward;
 - `scores`: the dot/multiplicative and additive scores, forward and
-  backward; `location`: the location-sensitive score and its state.
+  backward; `location`: the location-sensitive score and its state;
+  `monotonic`: the monotonic scores ("parallel" mode) and their state.
 
 Internal: `AttentionRNN` calls `fuses` and `fused_decode`; nothing here is
 re-exported by `keras_attention`.

@@ -10,21 +10,27 @@ from keras_attention.layers.dot_attention import DotAttention
 from keras_attention.layers.location_sensitive_attention import (
     LocationSensitiveAttention,
 )
+from keras_attention.layers.monotonic_attention import (
+    BahdanauMonotonicAttention,
+)
+from keras_attention.layers.monotonic_attention import LuongMonotonicAttention
 from keras_attention.layers.multiplicative_attention import (
     MultiplicativeAttention,
 )
 from keras_attention.rnn.fused_decoder.cells import fused_cell
 from keras_attention.rnn.fused_decoder.location import FusedLocation
+from keras_attention.rnn.fused_decoder.monotonic import FusedMonotonic
 from keras_attention.rnn.fused_decoder.scores import FusedAdditive
 from keras_attention.rnn.fused_decoder.scores import FusedDot
 
 # What `fuses` needs, for error messages.
 REQUIREMENTS = (
     "a plain LSTMCell or GRUCell (default activations), a DotAttention, "
-    "MultiplicativeAttention, AdditiveAttention or "
-    "LocationSensitiveAttention, the Luong wiring with input feeding, an "
-    "attentional layer with tanh or no activation (or none), and no "
-    "dropout in the call"
+    "MultiplicativeAttention, AdditiveAttention, "
+    "LocationSensitiveAttention or a monotonic attention in 'parallel' "
+    "mode, the Luong wiring with input feeding, an attentional layer with "
+    "tanh or no activation (or none), and no dropout (or sigmoid noise) "
+    "in the call"
 )
 
 # The attentional layer's activations the fused loop knows.
@@ -40,16 +46,26 @@ _SCORES = {
 
 def fused_score(
     attention: keras.layers.Layer, training: Optional[bool]
-) -> Optional[FusedDot | FusedAdditive]:
+) -> Optional[FusedDot | FusedAdditive | FusedMonotonic]:
     """The fused form of `attention` in a call with `training`, or `None`.
 
-    A `DotAttention`, `MultiplicativeAttention`, `AdditiveAttention` or
-    `LocationSensitiveAttention` (not a subclass), without dropout in this
-    call.
+    A `DotAttention`, `MultiplicativeAttention`, `AdditiveAttention`,
+    `LocationSensitiveAttention` (not a subclass), or a
+    `BahdanauMonotonicAttention` or `LuongMonotonicAttention` in
+    "parallel" mode, without dropout (or sigmoid noise) in this call.
     """
     if training and attention.dropout > 0:
         return None
-    fused = _SCORES.get(type(attention))
+    kind = type(attention)
+    if kind in (BahdanauMonotonicAttention, LuongMonotonicAttention):
+        if attention.mode != "parallel" or (
+            training and attention.sigmoid_noise > 0
+        ):
+            return None
+        return FusedMonotonic(
+            attention, additive=kind is BahdanauMonotonicAttention
+        )
+    fused = _SCORES.get(kind)
     return None if fused is None else fused(attention)
 
 
@@ -59,8 +75,9 @@ def fuses(wrapper: keras.layers.Layer, training: Optional[bool]) -> bool:
     It needs a plain `keras.layers.LSTMCell` or `keras.layers.GRUCell`
     (either `reset_after`) with its default activations and no dropout in
     the call, a `DotAttention`, `MultiplicativeAttention`,
-    `AdditiveAttention` (`normalize` or not) or
-    `LocationSensitiveAttention` without dropout in the call, the Luong
+    `AdditiveAttention` (`normalize` or not), `LocationSensitiveAttention`
+    or a monotonic attention in "parallel" mode (`fused_score`) without
+    dropout in the call, the Luong
     wiring with input feeding, and no attentional layer or one with `tanh`
     or no activation (TFA's linear attention layer).
     """

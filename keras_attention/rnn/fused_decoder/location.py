@@ -62,6 +62,9 @@ class FusedLocation(FusedAdditive):
             return weights, states[1] + weights
         return (weights,)
 
+    def final_state(self, states: list) -> dict:
+        return dict(zip(("weights", "cumulative"), states))
+
     def state_backward(self, d_states: tuple) -> tuple:
         zero = ops.zeros_like(d_states[0])
         if self.state_count == 2:

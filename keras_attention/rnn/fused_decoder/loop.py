@@ -16,9 +16,9 @@ each). Same weights, same results and masks as the generic loop;
 `keras.ops` only.
 
 The cells' maths is in `cells` (`FusedLSTM`, `FusedGRU`), the scores' in
-`scores` (`FusedDot`, `FusedAdditive`) and `location` (`FusedLocation`,
-which carries a state from step to step), which of them applies in
-`applies`; this module holds the loop, the attention and the attentional
+`scores` (`FusedDot`, `FusedAdditive`), `location` (`FusedLocation`) and
+`monotonic` (`FusedMonotonic`; those two carry a state from step to
+step), which of them applies in `applies`; this module holds the loop, the attention and the attentional
 layer around them.
 """
 
@@ -29,7 +29,6 @@ import keras
 from keras import ops
 from keras import tree
 
-from keras_attention.ops.masking import masked_softmax
 from keras_attention.rnn.fused_decoder.applies import fused_score
 from keras_attention.rnn.fused_decoder.cells import fused_cell
 from keras_attention.typing import Tensor
@@ -118,13 +117,19 @@ def fused_decode(
         "attention": ops.cast(a_s[-1], wrapper.compute_dtype),
     }
     if score_state0:
-        names = ("weights", "cumulative")
-        final_state["alignment_state"] = {
-            name: s[-1] for name, s in zip(names, score_states)
-        }
+        final_state["alignment_state"] = score.final_state(
+            [s[-1] for s in score_states]
+        )
     out = ops.cast(out, dtype)
     return (ops.transpose(out, (1, 0, 2)), ops.transpose(alpha, (1, 0, 2)),
             final_state)
+
+
+def _add(*parts: tuple) -> list:
+    """The sums of the tensors of `parts` position by position; an empty
+    part adds nothing."""
+    parts = [p for p in parts if len(p)]
+    return [sum(tensors[1:], tensors[0]) for tensors in zip(*parts)]
 
 
 def _join_sources(parts: list) -> Tensor:
@@ -206,7 +211,7 @@ def _make_loop(
             scores, score_saved = score.step(
                 h_new, score_in, constants, score_state
             )
-            weights = masked_softmax(scores, mask)
+            weights = score.weights(scores, mask, score_state, score_in)
             new_score_state = score.advance(weights, score_state)
             alpha = ops.cast(weights, h_new.dtype)
             context = ops.squeeze(
@@ -346,11 +351,11 @@ def _backward(
 
     def step(carry: tuple, inputs: tuple):
         d_state, da = carry[:n], carry[n]
+        saved_t = inputs[3 : 3 + n_saved]
+        g_score_t = inputs[3 + n_saved : 3 + n_saved + n_states]
+        previous_t = inputs[3 + n_saved + n_states :]
         d_score_state = [
-            d + g
-            for d, g in zip(
-                carry[len(carry) - n_states :], inputs[3 + n_saved :]
-            )
+            d + g for d, g in zip(carry[len(carry) - n_states :], g_score_t)
         ]
         static_t, ga_t, alpha_t = inputs[:3]
         go, *g_s, g_a_t, static_c, attn_d_t, k = [
@@ -378,19 +383,19 @@ def _backward(
             ops.matmul(ops.expand_dims(d_ctx, 1), memory_t), 1
         )
         d_alpha = ops.cast(d_alpha + ga_t, "float32")
+        d_previous = ()
         if n_states:
             own = d_score_state
             if masked:
                 own = [ops.cast(k, d.dtype) * d for d in d_score_state]
             d_weights, d_previous = score.state_backward(own)
             d_alpha = d_alpha + ops.cast(d_weights, "float32")
-        alpha32 = ops.cast(alpha_t, "float32")
-        d_e = alpha32 * (
-            d_alpha - ops.sum(alpha32 * d_alpha, axis=-1, keepdims=True)
+        d_e, d_from_weights = score.weights_backward(
+            d_alpha, alpha_t, saved_t, previous_t, memory_mask, score_in
         )
         d_e = ops.cast(d_e, score_dtype)
         d_query, score_outs, d_from_score = score.backward_step(
-            d_e, inputs[3 : 3 + n_saved], score_in, constants, memory_mask
+            d_e, saved_t, score_in, constants, memory_mask
         )
         d_new[0] = d_new[0] + ops.cast(d_query, d_new[0].dtype)
         d_gates, d_prev, da_prev = cell.backward_step(
@@ -402,9 +407,7 @@ def _backward(
             da_prev = da_prev + (1 - k) * d_a_state
         d_score_prev = []
         if n_states:
-            d_score_prev = [
-                a + b for a, b in zip(d_previous, d_from_score)
-            ]
+            d_score_prev = _add(d_previous, d_from_score, d_from_weights)
             if masked:
                 d_score_prev = [
                     p + ops.cast(1 - k, d.dtype) * d
@@ -425,7 +428,8 @@ def _backward(
     )
     final, history = _scan(
         step, start,
-        (static, g_alpha, alpha, *score_saved, *g_score_states),
+        (static, g_alpha, alpha, *score_saved, *g_score_states,
+         *prev_score_states),
         reverse=True,
     )
     d_state0, d_a0 = final[:n], final[n]

@@ -12,6 +12,8 @@ projected once per memory:
 - `step(h, inputs, constants, score_state)`: `(scores, saved)`, scores
   `(batch_size, S)` in the score dtype and a tuple of values the backward
   pass needs (zeros like them: `saved_like(inputs, batch_size)`);
+- `weights(scores, mask, states, inputs)`: the step's weights (a masked
+  softmax), and `weights_backward(...)` the scores' gradient from theirs;
 - `backward_step(d_e, saved_t, inputs, constants, memory_mask)`: the
   gradient of `h_t` from that of the scores, a tuple of per-step values
   for `grads` (zeros like them: `outs_like(inputs, batch_size)`) and the
@@ -23,14 +25,16 @@ projected once per memory:
 A stateful score (`state_count > 0`, `location.FusedLocation`) also
 carries `state_count` `(batch_size, S)` tensors from step to step:
 `initial_state(state)` before the first step, `advance(weights, states)`
-after each from the step's softmax weights, and `state_backward(d_states)`
-the gradients of those weights and of the previous states that `advance`
-gives. The stateless scores here carry none.
+after each from the step's weights, `state_backward(d_states)` the
+gradients of those weights and of the previous states that `advance`
+gives, and `final_state(states)` the layer's alignment state. The
+stateless scores here carry none.
 """
 
 import keras
 from keras import ops
 
+from keras_attention.ops.masking import masked_softmax
 from keras_attention.typing import Tensor
 
 
@@ -50,6 +54,25 @@ class Stateless:
 
     def state_backward(self, d_states: tuple) -> tuple:
         return 0.0, ()
+
+    def weights(
+        self, scores: Tensor, mask: Tensor, states: tuple, inputs: tuple
+    ) -> Tensor:
+        """The step's weights: the softmax of the scores over the kept
+        positions, in float32 (float64 for float64 scores)."""
+        return masked_softmax(scores, mask)
+
+    def weights_backward(
+        self, d_weights: Tensor, weights: Tensor, saved_t: tuple,
+        previous_t: tuple, memory_mask: Tensor, inputs: tuple,
+    ) -> tuple:
+        """The gradient of the scores from that of the weights (float32),
+        and of the previous states (none here)."""
+        weights = ops.cast(weights, "float32")
+        d_e = weights * (
+            d_weights - ops.sum(weights * d_weights, axis=-1, keepdims=True)
+        )
+        return d_e, ()
 
 
 def _matvec(vectors: Tensor, matrices: Tensor) -> Tensor:
