@@ -30,6 +30,10 @@ def _attention(score, units):
     if score == "location":
         # Tacotron 2's location features: 32 filters of width 31.
         return ka.LocationSensitiveAttention(units, filters=32, kernel_size=31)
+    if score == "monotonic":
+        return ka.BahdanauMonotonicAttention(
+            units, normalize=True, score_bias_init=-1.0
+        )
     return ka.AdditiveAttention(units, normalize=True)
 
 

@@ -9,12 +9,14 @@ score (`MultiplicativeAttention(use_scale=True)`) with an LSTM cell, and
 the Bahdanau score (`AdditiveAttention(units, normalize=True)`, TFA's
 normed Bahdanau) with an LSTM and a GRU cell; `location-lstm`, the
 location-sensitive score (`LocationSensitiveAttention(units, filters=32,
-kernel_size=31)`, Tacotron 2's), with an LSTM cell, on request. Medians of
+kernel_size=31)`, Tacotron 2's) and the monotonic score
+(`BahdanauMonotonicAttention(units, normalize=True, score_bias_init=-1)`,
+"parallel" mode) with an LSTM cell, on request. Medians of
 interleaved rounds, target tokens per second.
 
     python -m benchmarks.stepwise_fused [--quick] [--repeats N]
         [--cases luong-lstm bahdanau-lstm bahdanau-gru luong-gru
-         location-lstm]
+         location-lstm monotonic-lstm]
 """
 
 import argparse
@@ -33,7 +35,7 @@ from benchmarks.peers import local_timer  # noqa: E402
 
 CASES = ("luong-lstm", "bahdanau-lstm", "bahdanau-gru", "luong-gru")
 # Cases run only when named (`--cases`).
-MORE_CASES = ("location-lstm",)
+MORE_CASES = ("location-lstm", "monotonic-lstm")
 POLICIES = ("float32", "mixed_bfloat16")
 
 
