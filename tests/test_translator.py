@@ -6,7 +6,8 @@ issue's 15-line script: `from_texts`, `fit` (lists and `tf.data`),
 `translate` (greedy, beam, n-best, sampling), `generate`, `align` against
 an independent numpy reading of the weights, `save`/`load_model` in a
 fresh process after only `import keras_attention`, and `export` served by
-plain TensorFlow in a fresh process.
+plain TensorFlow in a fresh process (from TensorFlow; from every backend,
+to LiteRT).
 """
 
 import json
@@ -181,7 +182,12 @@ def test_save_and_load_in_fresh_process(translator, tmp_path):
         translator.source_tokenizer.vocabulary)
 
 
+# TensorFlow only: from JAX and PyTorch, `export` hands the config and the
+# weights to a TensorFlow process, which runs this same export; that
+# crossing is tested from every backend by the LiteRT export below (one
+# TensorFlow process, where this test pays two: about twice as long).
 @pytest.mark.slow
+@pytest.mark.tf_only
 def test_export_served_by_plain_tensorflow(translator, tmp_path):
     texts = SOURCES[:6]
     path = translator.export(str(tmp_path / "export"))
