@@ -251,40 +251,48 @@ def test_keras_round_trip(tmp_path):
     )
 
 
-@pytest.mark.tf_only
-def test_gradients_trace_with_unknown_lengths():
-    """A `tf.function` with `None` batch, target and source lengths (`fit`
-    retracing, `model.export`): the fused loops' scans, forward and
-    backward, and the additive score's sums over steps."""
+def assert_traces_with_unknown_lengths(decoder):
+    """In a `tf.function` with `None` batch, target and source lengths
+    (`fit` retracing, `model.export`), the fused loop's loss (outputs,
+    alignments and any final alignment state) and gradients (inputs,
+    memory, initial state, weights) equal the generic loop's run eagerly.
+    """
     import tensorflow as tf
 
-    decoder = _decoder(cell="gru")
-    x, memory, h0 = (tf.constant(t) for t in _data(decoder))
+    x, memory, *state = (tf.constant(t) for t in _data(decoder))
     variables = decoder.trainable_variables
 
-    def loss_and_grads(x, memory, h0, inputs_mask, memory_mask):
+    def loss_and_grads(x, memory, inputs_mask, memory_mask, *state):
         with tf.GradientTape() as tape:
-            tape.watch([x, memory, h0])
-            outputs, alignments, _ = decoder(
-                x, memory, initial_state=[h0], inputs_mask=inputs_mask,
-                memory_mask=memory_mask,
+            tape.watch([x, memory, *state])
+            outputs, alignments, final = decoder(
+                x, memory, initial_state=list(state),
+                inputs_mask=inputs_mask, memory_mask=memory_mask,
             )
             loss = tf.reduce_sum(outputs**2) + tf.reduce_sum(alignments**2)
-        return loss, tape.gradient(loss, [x, memory, h0] + variables)
+            for tensor in tf.nest.flatten(final.get("alignment_state", [])):
+                loss = loss + tf.reduce_sum(tensor)
+        return loss, tape.gradient(loss, [x, memory, *state] + variables)
 
     traced = tf.function(
         loss_and_grads,
         input_signature=[
             tf.TensorSpec((None, None, E)),
             tf.TensorSpec((None, None, D)),
-            tf.TensorSpec((None, U)),
             tf.TensorSpec((None, None), tf.bool),
             tf.TensorSpec((None, None), tf.bool),
-        ],
+        ] + [tf.TensorSpec((None, U))] * len(state),
     )
     decoder.fused = "auto"
-    got = traced(x, memory, h0, TARGET_MASK, SOURCE_MASK)
+    got = traced(x, memory, TARGET_MASK, SOURCE_MASK, *state)
     decoder.fused = False
-    want = loss_and_grads(x, memory, h0, TARGET_MASK, SOURCE_MASK)
+    want = loss_and_grads(x, memory, TARGET_MASK, SOURCE_MASK, *state)
     for g, w in zip(tf.nest.flatten(got), tf.nest.flatten(want)):
         np.testing.assert_allclose(to_np(g), to_np(w), rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.tf_only
+def test_gradients_trace_with_unknown_lengths():
+    """The fused loops' scans, forward and backward, and the additive
+    score's sums over steps."""
+    assert_traces_with_unknown_lengths(_decoder(cell="gru"))

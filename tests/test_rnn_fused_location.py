@@ -26,9 +26,10 @@ from tests.test_rnn_fused import assert_keras_round_trip
 from tests.test_rnn_fused import assert_mixed_close
 from tests.test_rnn_fused_cells_scores import SOURCE_MASK
 from tests.test_rnn_fused_cells_scores import TARGET_MASK
-from tests.test_rnn_fused_cells_scores import B, D, E, S, T, U
+from tests.test_rnn_fused_cells_scores import B, D, S, T, U
 from tests.test_rnn_fused_cells_scores import _data
 from tests.test_rnn_fused_cells_scores import _decoder
+from tests.test_rnn_fused_cells_scores import assert_traces_with_unknown_lengths
 
 CASES = {
     # Tacotron 2's: previous and cumulative weights, LSTM, tanh layer.
@@ -208,40 +209,6 @@ def test_keras_round_trip(tmp_path):
 
 @pytest.mark.tf_only
 def test_gradients_trace_with_unknown_lengths():
-    """A `tf.function` with `None` batch, target and source lengths: the
-    states packed position by position and the kernel's windows over a
-    source length known only at run time."""
-    import tensorflow as tf
-
-    decoder = _location_decoder("lstm_cumulative")
-    x, memory, h0, c0 = (tf.constant(t) for t in _data(decoder))
-    variables = decoder.trainable_variables
-
-    def loss_and_grads(x, memory, h0, c0, inputs_mask, memory_mask):
-        with tf.GradientTape() as tape:
-            tape.watch([x, memory, h0, c0])
-            outputs, alignments, final = decoder(
-                x, memory, initial_state=[h0, c0], inputs_mask=inputs_mask,
-                memory_mask=memory_mask,
-            )
-            loss = (tf.reduce_sum(outputs**2) + tf.reduce_sum(alignments**2)
-                    + tf.reduce_sum(final["alignment_state"]["cumulative"]))
-        return loss, tape.gradient(loss, [x, memory, h0, c0] + variables)
-
-    traced = tf.function(
-        loss_and_grads,
-        input_signature=[
-            tf.TensorSpec((None, None, E)),
-            tf.TensorSpec((None, None, D)),
-            tf.TensorSpec((None, U)),
-            tf.TensorSpec((None, U)),
-            tf.TensorSpec((None, None), tf.bool),
-            tf.TensorSpec((None, None), tf.bool),
-        ],
-    )
-    decoder.fused = "auto"
-    got = traced(x, memory, h0, c0, TARGET_MASK, SOURCE_MASK)
-    decoder.fused = False
-    want = loss_and_grads(x, memory, h0, c0, TARGET_MASK, SOURCE_MASK)
-    for g, w in zip(tf.nest.flatten(got), tf.nest.flatten(want)):
-        np.testing.assert_allclose(to_np(g), to_np(w), rtol=1e-4, atol=1e-4)
+    """The states packed position by position and the kernel's windows
+    over a source length known only at run time."""
+    assert_traces_with_unknown_lengths(_location_decoder("lstm_cumulative"))

@@ -84,16 +84,12 @@ class FusedLocation(FusedAdditive):
     def step(
         self, h: Tensor, inputs: tuple, constants: tuple, states: tuple
     ) -> tuple:
-        keys, w2, b, _, kernel, projection = inputs
+        keys, kernel, projection = inputs[0], inputs[4], inputs[5]
         features = ops.matmul(
             location_conv(ops.stack(states, axis=-1), kernel), projection
         )
-        query = ops.matmul(ops.cast(h, keys.dtype), w2) + b
-        hidden = ops.tanh(
-            keys + ops.cast(features, keys.dtype) + ops.expand_dims(query, 1)
-        )
-        scores = ops.squeeze(ops.matmul(hidden, constants[0]), -1)
-        return scores, (hidden,)
+        keys = keys + ops.cast(features, keys.dtype)
+        return self.energy_of(h, keys, inputs, constants)
 
     def backward_step(
         self, d_e: Tensor, saved_t: tuple, inputs: tuple, constants: tuple,

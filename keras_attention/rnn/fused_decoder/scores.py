@@ -167,7 +167,15 @@ class FusedAdditive(Stateless):
     def step(
         self, h: Tensor, inputs: tuple, constants: tuple, states: tuple
     ) -> tuple:
-        keys, w2, b = inputs[:3]
+        return self.energy_of(h, inputs[0], inputs, constants)
+
+    def energy_of(
+        self, h: Tensor, keys: Tensor, inputs: tuple, constants: tuple
+    ) -> tuple:
+        """`(v^T tanh(keys + W2 h + b), (tanh term,))` for keys
+        `(batch_size, S, units)` (the projected keys, plus location
+        features in `FusedLocation`)."""
+        w2, b = inputs[1:3]
         query = ops.matmul(ops.cast(h, keys.dtype), w2) + b
         hidden = ops.tanh(keys + ops.expand_dims(query, 1))
         scores = ops.squeeze(ops.matmul(hidden, constants[0]), -1)
