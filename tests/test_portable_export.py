@@ -45,7 +45,9 @@ RUNTIMES = {
     "onnx": "onnxruntime",
 }
 CONVERTERS = {"litert": None, "onnx": "tf2onnx"}
-MAX_OUTPUT_TOKENS = 16
+# The shared NMT export's (`tiny_runs.nmt_export`, the SavedModel the NMT
+# run's portable files are compared against).
+MAX_OUTPUT_TOKENS = tiny_runs.NMT_MAX_OUTPUT_TOKENS
 BEAM_WIDTH = 3
 
 
@@ -73,16 +75,21 @@ def _texts(example):
 
 @pytest.fixture(scope="module", params=["nmt", "g2p"])
 def example(request, tmp_path_factory):
-    """`(name, translator, SavedModel signatures, folder)` of a tiny run."""
+    """`(name, translator, SavedModel signatures, folder)` of a tiny run.
+    The NMT run's SavedModel is the session's shared one (exported with
+    `MAX_OUTPUT_TOKENS`, `xla=None`, as the G2P run's is here)."""
+    folder = tmp_path_factory.mktemp(f"portable-{request.param}")
     if request.param == "nmt":
         run_dir = tiny_runs.nmt_run()[0]
+        translator = Translator.from_run(run_dir)
+        saved = tiny_runs.nmt_export()
     else:
         run_dir = tiny_runs.g2p_run()[0]
-    translator = Translator.from_run(run_dir)
-    folder = tmp_path_factory.mktemp(f"portable-{request.param}")
-    saved = translator.export(
-        str(folder / "saved"), max_output_tokens=MAX_OUTPUT_TOKENS, xla=None
-    )
+        translator = Translator.from_run(run_dir)
+        saved = translator.export(
+            str(folder / "saved"), max_output_tokens=MAX_OUTPUT_TOKENS,
+            xla=None,
+        )
     signatures = load_signatures(saved, ["serving_default", "beam"])
     return request.param, translator, signatures, folder
 
@@ -545,11 +552,23 @@ def _call(capsys, *args):
     return status, out, err
 
 
+@pytest.fixture(scope="module")
+def default_signatures(tmp_path_factory):
+    """The signatures of the NMT run's SavedModel with the command line's
+    default options (`max_output_tokens` is the model's `max_tokens`),
+    exported once for both formats."""
+    path = tmp_path_factory.mktemp("default-saved") / "saved"
+    saved = Translator.from_run(tiny_runs.nmt_run()[0]).export(
+        str(path), xla=None
+    )
+    return load_signatures(saved, ["serving_default", "beam"])
+
+
 @pytest.mark.parametrize(
     "format, suffix", [("litert", ".tflite"), ("onnx", ".onnx")]
 )
 def test_the_command_line_exports_translates_and_evaluates(
-    tmp_path, capsys, format, suffix
+    tmp_path, capsys, format, suffix, default_signatures
 ):
     """`export --format` of a run directory, then `translate` and
     `evaluate` on the file: the SavedModel's translations (the LiteRT
@@ -566,10 +585,7 @@ def test_the_command_line_exports_translates_and_evaluates(
         [out.name, "dates.vocab.json", client_lib.CLIENT_FILE]
     )
     texts = _texts("nmt")[:3]
-    signatures = load_signatures(
-        Translator.from_run(run_dir).export(str(tmp_path / "saved"), xla=None),
-        ["serving_default", "beam"],
-    )
+    signatures = default_signatures
     for flags, width in (((), 0), (("--beam-width", "3"), 3)):
         status, stdout, err = _call(
             capsys, "translate", "--model", out, *flags, *texts
