@@ -199,12 +199,10 @@ def test_only_the_command_that_runs_has_its_flags():
 
 
 @pytest.fixture(scope="module")
-def xla_export(tmp_path_factory):
-    from keras_attention.translator import export_run
-
-    path = tmp_path_factory.mktemp("xla") / "export"
-    return export_run(tiny_runs.nmt_run()[0], str(path), xla="decode",
-                      max_output_tokens=tiny_runs.NMT_MAX_OUTPUT_TOKENS)
+def xla_export():
+    """The tiny NMT run's `--xla decode` export, shared by the session
+    (read only: the compiled programs go to the test's cache folder)."""
+    return tiny_runs.nmt_xla_export()
 
 
 @pytest.mark.slow

@@ -370,16 +370,13 @@ def test_ensemble_of_a_run_with_itself_equals_the_run(runs, signatures, tmp_path
     _assert_same_outputs(_beam(sig, 3), _beam(twice, 3))
 
 
-def test_xla_decode_export_translates_as_the_plain_one(runs, signatures, tmp_path):
-    """`--xla decode`: the encoder and the whole loop are one XLA function
-    (per-sentence limits in a static width); every signature's outputs are
-    the plain export's, beam widths given as inputs included."""
+def test_xla_decode_export_translates_as_the_plain_one(signatures):
+    """`export --xla decode` (the session's shared export of the run,
+    `tiny_runs.nmt_xla_export`): the encoder and the whole loop are one XLA
+    function (per-sentence limits in a static width); every signature's
+    outputs are the plain export's, beam widths given as inputs included."""
     _, sig = signatures
-    path = str(tmp_path / "xla")
-    assert cli.main(
-        ["export", "--run", runs[0], "--out", path,
-         "--max-output-tokens", str(MAX_OUTPUT_TOKENS), "--xla", "decode"]
-    ) == 0
+    path = tiny_runs.nmt_xla_export()
     assert _xla_compiled_functions(path)
     xla = tf.saved_model.load(path).signatures
     _assert_same_outputs(

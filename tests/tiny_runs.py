@@ -107,6 +107,29 @@ def nmt_export():
     return os.path.join(run_dir, "export")
 
 
+@functools.lru_cache(maxsize=None)
+def nmt_xla_export():
+    """The SavedModel of `nmt_run()` with the whole decoding one XLA
+    function (`--xla decode`) and `NMT_MAX_OUTPUT_TOKENS`, exported by the
+    NMT example's `export` command (tests/test_nmt_decoders.py compares it
+    with `nmt_export()`; tests/test_cli_speed.py runs it)."""
+    from examples.nmt import cli
+
+    run_dir = nmt_run()[0]
+
+    def build(folder):
+        status = cli.main([
+            "export", "--run", run_dir, "--out",
+            os.path.join(folder, "export"),
+            "--max-output-tokens", str(NMT_MAX_OUTPUT_TOKENS),
+            "--xla", "decode",
+        ])
+        if status:
+            raise RuntimeError(f"export --xla decode: exit status {status}")
+
+    return os.path.join(shared_folder("nmt-0-xla", build), "export")
+
+
 def g2p_configs(score="additive"):
     """The G2P example on 400 words, 16 units, one epoch, with `score`."""
     from examples.g2p import config as config_lib
