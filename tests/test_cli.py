@@ -486,7 +486,20 @@ def test_empty_text_translates_to_empty_with_a_warning(model, capsys):
     assert "Traceback" not in err
 
 
-def test_a_recipes_run_directory_is_a_model(tmp_path, capsys):
+@pytest.fixture(scope="module")
+def run_export(tmp_path_factory):
+    """`(run, export)`: a run directory written by a recipe's `train` (the
+    NMT example's tiny run) and its `export` with the default options
+    (read by the two tests below)."""
+    from tests import tiny_runs
+
+    run = tiny_runs.nmt_run(0)[0]
+    out = tmp_path_factory.mktemp("run-export") / "auto"
+    assert main(["export", "--model", str(run), "--out", str(out)]) == 0
+    return run, out
+
+
+def test_a_recipes_run_directory_is_a_model(run_export, tmp_path, capsys):
     """A run directory written by a recipe's `train` (the NMT example's)
     serves as `--model`: `translate` gives the run's own translations,
     `export` writes its SavedModel, and a run that does not load is one
@@ -494,17 +507,13 @@ def test_a_recipes_run_directory_is_a_model(tmp_path, capsys):
     import shutil
 
     from keras_attention.translator import Translator
-    from tests import tiny_runs
 
-    run = tiny_runs.nmt_run(0)[0]
+    run, export_dir = run_export
     text = "vendredi 20 octobre 1933"
     expected = Translator.from_run(run).translate([text])[0]
     status, out, err = call(capsys, "translate", "--model", run, text)
     assert status == 0, err
     assert out.splitlines() == [expected]
-    export_dir = tmp_path / "export"
-    status, _, err = call(capsys, "export", "--model", run, "--out", export_dir)
-    assert status == 0, err
     status, out, err = call(capsys, "translate", "--model", export_dir, text)
     assert status == 0 and out.splitlines() == [expected], err
     broken = tmp_path / "broken"
@@ -545,17 +554,12 @@ def _xla_functions(saved_model_dir):
     )
 
 
-def test_export_xla_flag_chooses_the_compilation(tmp_path, capsys):
+def test_export_xla_flag_chooses_the_compilation(run_export, tmp_path, capsys):
     """`export` compiles the decoding with XLA by default (`--xla auto`);
     `--xla none` writes plain TensorFlow ops."""
-    from tests import tiny_runs
-
-    run = tiny_runs.nmt_run(0)[0]
-    status, _, err = call(capsys, "export", "--model", run, "--out",
-                          tmp_path / "auto")
-    assert status == 0, err
+    run, auto = run_export
     status, _, err = call(capsys, "export", "--model", run, "--out",
                           tmp_path / "plain", "--xla", "none")
     assert status == 0, err
-    assert _xla_functions(tmp_path / "auto") > 0
+    assert _xla_functions(auto) > 0
     assert _xla_functions(tmp_path / "plain") == 0
