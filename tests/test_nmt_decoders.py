@@ -400,13 +400,12 @@ def test_xla_decode_export_translates_as_the_plain_one(signatures):
     assert empty["translation"].shape == (0,)
 
 
-def test_ensemble_averages_the_members_probabilities(runs, tmp_path):
-    """The greedy log-probability of the ensemble's translation is the sum
-    of `log(mean(p_a, p_b))` of its tokens by the teacher-forced members."""
-    assert cli.main(["export", "--run", runs[0], "--ensemble", runs[1],
-                     "--out", str(tmp_path / "ens"),
-                     "--max-output-tokens", str(MAX_OUTPUT_TOKENS)]) == 0
-    sig = tf.saved_model.load(str(tmp_path / "ens")).signatures
+def test_ensemble_averages_the_members_probabilities(runs):
+    """`export --ensemble` (the session's shared export,
+    `tiny_runs.nmt_ensemble_export`): the greedy log-probability of the
+    ensemble's translation is the sum of `log(mean(p_a, p_b))` of its
+    tokens by the teacher-forced members."""
+    sig = tf.saved_model.load(tiny_runs.nmt_ensemble_export()).signatures
     texts = [s for s in SENTENCES if s]
     out = _numpy(sig["greedy"](text=_texts(texts)))
     members = [run_lib.load_trained(r) for r in runs]

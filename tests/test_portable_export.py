@@ -291,16 +291,12 @@ def test_quantized_litert_models_are_smaller_and_translate(
 
 def test_an_ensemble_exports_as_one_litert_model(tmp_path):
     """Two runs of the same vocabularies, decoded together, as the
-    SavedModel of the ensemble decodes them."""
+    SavedModel of the ensemble decodes them (the session's shared one,
+    `tiny_runs.nmt_ensemble_export`: `MAX_OUTPUT_TOKENS`, no XLA)."""
     _require("litert")
     first = Translator.from_run(tiny_runs.nmt_run(0)[0])
     second = Translator.from_run(tiny_runs.nmt_run(1)[0])
-    saved = first.export(
-        str(tmp_path / "saved"),
-        ensemble=[second],
-        max_output_tokens=MAX_OUTPUT_TOKENS,
-        xla=None,
-    )
+    saved = tiny_runs.nmt_ensemble_export()
     path = first.export(
         str(tmp_path / "ensemble.tflite"),
         format="litert",

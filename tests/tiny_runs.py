@@ -130,6 +130,29 @@ def nmt_xla_export():
     return os.path.join(shared_folder("nmt-0-xla", build), "export")
 
 
+@functools.lru_cache(maxsize=None)
+def nmt_ensemble_export():
+    """The SavedModel of the ensemble of `nmt_run(0)` and `nmt_run(1)`
+    (plain, `NMT_MAX_OUTPUT_TOKENS`), exported by the NMT example's
+    `export --ensemble` (tests/test_nmt_decoders.py checks its
+    probabilities; tests/test_portable_export.py compares the LiteRT
+    ensemble with it)."""
+    from examples.nmt import cli
+
+    first, second = nmt_run(0)[0], nmt_run(1)[0]
+
+    def build(folder):
+        status = cli.main([
+            "export", "--run", first, "--ensemble", second, "--out",
+            os.path.join(folder, "export"),
+            "--max-output-tokens", str(NMT_MAX_OUTPUT_TOKENS),
+        ])
+        if status:
+            raise RuntimeError(f"export --ensemble: exit status {status}")
+
+    return os.path.join(shared_folder("nmt-ensemble", build), "export")
+
+
 def g2p_configs(score="additive"):
     """The G2P example on 400 words, 16 units, one epoch, with `score`."""
     from examples.g2p import config as config_lib
