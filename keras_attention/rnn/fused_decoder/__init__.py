@@ -3,7 +3,8 @@ backward pass, where it applies (`fuses`).
 
 - `applies`: `fuses`, and which fused form a cell or a score has;
 - `loop`: the loop, the attention and the attentional layer around the
-  cell and the score, `fused_decode`;
+  cell and the score, `fused_decode`; `packing`: its scans and the
+  packing of its outputs;
 - `cells`: the LSTM and GRU steps, forward and backward;
 - `scores`: the dot/multiplicative and additive scores, forward and
   backward; `location`: the location-sensitive score and its state;

@@ -31,25 +31,12 @@ from keras import tree
 
 from keras_attention.rnn.fused_decoder.applies import fused_score
 from keras_attention.rnn.fused_decoder.cells import fused_cell
+from keras_attention.rnn.fused_decoder.packing import add
+from keras_attention.rnn.fused_decoder.packing import join_sources
+from keras_attention.rnn.fused_decoder.packing import scan
+from keras_attention.rnn.fused_decoder.packing import split_sources
+from keras_attention.rnn.fused_decoder.packing import unpack
 from keras_attention.typing import Tensor
-
-def _scan(
-    step: Callable, init: tuple, sequences: tuple, reverse: bool = False
-) -> tuple:
-    """`ops.scan` over several time-major tensors of any dtypes.
-
-    On TensorFlow `ops.scan` fails on several scanned tensors whose length
-    is unknown when traced (a `tf.function` with a `None` time dimension):
-    there it scans the step index and takes each tensor's slice."""
-    if keras.backend.backend() != "tensorflow":
-        return ops.scan(step, init, sequences, reverse=reverse)
-
-    def indexed(carry: tuple, t: Tensor):
-        return step(carry, tuple(ops.take(s, t, axis=0) for s in sequences))
-
-    steps = ops.arange(ops.shape(sequences[0])[0])
-    return ops.scan(indexed, init, steps, reverse=reverse)
-
 
 def fused_decode(
     wrapper: keras.layers.Layer,
@@ -108,8 +95,8 @@ def fused_decode(
                   *cell_weights, *score_inputs, *score_state0)
     size = wrapper.output_size(memory.shape[-1])
     widths = [size] + [t.shape[-1] for t in state0] + [a0.shape[-1]]
-    out, *states, a_s, rest = _unpack(packed, widths)
-    alpha, *score_states = _split_sources(rest, 1 + len(score_state0))
+    out, *states, a_s, rest = unpack(packed, widths)
+    alpha, *score_states = split_sources(rest, 1 + len(score_state0))
     final_state = {
         "cell_state": tree.pack_sequence_as(
             state["cell_state"], [ops.cast(s[-1], dtype) for s in states]
@@ -123,48 +110,6 @@ def fused_decode(
     out = ops.cast(out, dtype)
     return (ops.transpose(out, (1, 0, 2)), ops.transpose(alpha, (1, 0, 2)),
             final_state)
-
-
-def _add(*parts: tuple) -> list:
-    """The sums of the tensors of `parts` position by position; an empty
-    part adds nothing."""
-    parts = [p for p in parts if len(p)]
-    return [sum(tensors[1:], tensors[0]) for tensors in zip(*parts)]
-
-
-def _join_sources(parts: list) -> Tensor:
-    """`(T, B, S)` tensors as one `(T, B, S n)`, position by position (the
-    source length may be unknown when traced)."""
-    if len(parts) == 1:
-        return parts[0]
-    stacked = ops.stack(parts, axis=-1)
-    shape = ops.shape(stacked)
-    return ops.reshape(stacked, (shape[0], shape[1], -1))
-
-
-def _split_sources(joined: Tensor, count: int) -> list:
-    """The `count` `(T, B, S)` tensors `_join_sources` joined."""
-    if count == 1:
-        return [joined]
-    shape = ops.shape(joined)
-    stacked = ops.reshape(joined, (shape[0], shape[1], -1, count))
-    return [stacked[..., i] for i in range(count)]
-
-
-def _unpack(packed: Tensor, widths: list) -> list:
-    """The slices of `packed`'s last axis of `widths`, and the rest.
-
-    Each slice keeps its static width, which slicing a tensor of unknown
-    width (the source length is unknown in a traced function) loses."""
-    pieces = []
-    start = 0
-    for width in widths:
-        piece = packed[..., start : start + width]
-        pieces.append(
-            ops.reshape(piece, tuple(ops.shape(piece)[:-1]) + (width,))
-        )
-        start += width
-    return pieces + [packed[..., start:]]
 
 
 def _make_loop(
@@ -254,7 +199,7 @@ def _make_loop(
             *score.saved_like(score_in, batch),
             *score_state0,
         )
-        _, stacked = _scan(step, start, (xw, keep))
+        _, stacked = scan(step, start, (xw, keep))
         return stacked
 
     @ops.custom_gradient
@@ -269,7 +214,7 @@ def _make_loop(
             parts = [ops.cast(p, score_states[0].dtype) for p in parts]
             alpha = ops.cast(alpha, score_states[0].dtype)
         packed = ops.concatenate(
-            [*parts, _join_sources([alpha, *score_states])], axis=-1
+            [*parts, join_sources([alpha, *score_states])], axis=-1
         )
 
         def grad(*grad_args: Tensor, upstream: Optional[Tensor] = None):
@@ -314,8 +259,8 @@ def _backward(
     score_states = stacked[len(stacked) - n_states :]
     # The gradients of each packed output.
     widths = [out.shape[-1]] + [t.shape[-1] for t in state0] + [a0.shape[-1]]
-    g_out, *g_states, g_a, g_rest = _unpack(upstream, widths)
-    g_alpha, *g_score_states = _split_sources(g_rest, 1 + n_states)
+    g_out, *g_states, g_a, g_rest = unpack(upstream, widths)
+    g_alpha, *g_score_states = split_sources(g_rest, 1 + n_states)
     g_out = ops.cast(g_out, out.dtype)
     g_states = [ops.cast(g, s.dtype) for g, s in zip(g_states, states)]
     g_a = ops.cast(g_a, a_s.dtype)
@@ -407,7 +352,7 @@ def _backward(
             da_prev = da_prev + (1 - k) * d_a_state
         d_score_prev = []
         if n_states:
-            d_score_prev = _add(d_previous, d_from_score, d_from_weights)
+            d_score_prev = add(d_previous, d_from_score, d_from_weights)
             if masked:
                 d_score_prev = [
                     p + ops.cast(1 - k, d.dtype) * d
@@ -426,7 +371,7 @@ def _backward(
         *score.outs_like(score_in, batch),
         *[ops.zeros_like(s) for s in score_state0],
     )
-    final, history = _scan(
+    final, history = scan(
         step, start,
         (static, g_alpha, alpha, *score_saved, *g_score_states,
          *prev_score_states),
