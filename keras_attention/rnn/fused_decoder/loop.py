@@ -18,8 +18,9 @@ each). Same weights, same results and masks as the generic loop;
 The cells' maths is in `cells` (`FusedLSTM`, `FusedGRU`), the scores' in
 `scores` (`FusedDot`, `FusedAdditive`), `location` (`FusedLocation`) and
 `monotonic` (`FusedMonotonic`; those two carry a state from step to
-step), which of them applies in `applies`; this module holds the loop, the attention and the attentional
-layer around them.
+step), which of them applies in `applies`, the scans and the packing of
+the outputs in `packing`; this module holds the loop, the attention and
+the attentional layer around them.
 """
 
 from typing import Callable
