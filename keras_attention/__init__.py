@@ -6,10 +6,12 @@ registers its layers with Keras, so a `.keras` file that uses them loads
 after `import keras_attention`.
 """
 
-# The command line starts quietly (no backend start-up lines): before Keras
-# is imported below.
+# The command line on a LiteRT or ONNX model runs without Keras (and exits
+# here); otherwise it starts quietly (no backend start-up lines): both
+# before Keras is imported below.
 from keras_attention.cli import launch as _launch
 
+_launch.run_portable()
 _launch.quiet_start()
 
 

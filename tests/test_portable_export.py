@@ -526,6 +526,20 @@ def test_portable_loops_trace_no_tensor_lists():
 # The command line.
 
 
+# The console script `keras-seq2seq-attention ARGS` (argv[2:]), which
+# writes the top-level names of the modules loaded when it exits to the
+# JSON file argv[1].
+_MODULES_AT_EXIT = """
+import atexit, json, sys
+path = sys.argv[1]
+atexit.register(lambda: json.dump(
+    sorted({m.split('.')[0] for m in sys.modules}), open(path, 'w')))
+sys.argv = ['keras-seq2seq-attention', *sys.argv[2:]]
+from keras_attention.cli import main
+sys.exit(main())
+"""
+
+
 def _cli(*args):
     """`python -m keras_attention ARGS` in a subprocess."""
     return subprocess.run(
@@ -598,7 +612,29 @@ def test_the_command_line_exports_translates_and_evaluates(
             r["translation"]
             for r in _saved_model_results(signatures, texts, 0)
         ]
-        assert done.stderr.count("warning:") == 1, done.stderr
+        # Only the warning: no TensorFlow start-up line when the warning
+        # imports the library.
+        assert done.stderr.strip().startswith("warning:"), done.stderr
+        assert done.stderr.count("\n") == 1, done.stderr
+        # Texts without a warning: the console script imports neither
+        # Keras nor TensorFlow (the modules loaded when it exits).
+        texts = [t for t in texts if t.strip()]
+        modules = tmp_path / "modules.json"
+        done = subprocess.run(
+            [sys.executable, "-c", _MODULES_AT_EXIT, str(modules),
+             "translate", "--model", str(out), *texts],
+            capture_output=True, text=True, timeout=600,
+        )
+        assert done.returncode == 0, done.stderr[-2000:]
+        assert done.stdout.split("\n")[:-1] == [
+            r["translation"]
+            for r in _saved_model_results(signatures, texts, 0)
+        ]
+        imported = set(json.loads(modules.read_text()))
+        assert {"keras_attention", "numpy"} <= imported
+        assert not imported & {"keras", "tensorflow", "jax", "torch"}, (
+            sorted(imported)
+        )
     data = tmp_path / "pairs.tsv"
     data.write_text("vendredi 20 octobre 1933\tFriday, October 20, 1933\n")
     status, stdout, err = _call(capsys, "evaluate", "--model", out, "--data", data)

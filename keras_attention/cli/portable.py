@@ -70,6 +70,11 @@ class PortableDecoder(Decoder):
             for n, text in zip(counts, texts)
         ):
             return
-        from keras_attention.translator import translating
+        from keras_attention.cli.launch import stderr_silenced
+
+        # Keras is first imported here when the command line runs without
+        # it (`launch.run_portable`): as quietly as at a usual start.
+        with stderr_silenced():
+            from keras_attention.translator import translating
 
         translating.warn_about_texts(texts, counts, room, stacklevel=4)
