@@ -108,7 +108,7 @@ def measure(signatures, texts, batches, beam_width, rounds):
                 name: round(common.paired_ratio(plain, t), 2)
                 for name, t in times.items() if name != "plain"
             },
-            "first_call_s": {k: round(v, 2) for k, v in first.items()},
+            "first_call_s": {k: round(v, 4) for k, v in first.items()},
         })
     return rows
 
