@@ -378,6 +378,56 @@ def test_align_command_takes_a_prior(tmp_path, monkeypatch, capsys):
     assert "weight" in capsys.readouterr().err
 
 
+def test_self_prior_counts_the_runs_own_links(tmp_path, monkeypatch, capsys):
+    """`--self-prior`: the link rates of a first pass without a prior over
+    `--prior-data` (default: `--data`), no reference aligner: the links of
+    `--prior-links` given that pass's output."""
+    _fixed_runs(tmp_path, monkeypatch)
+    data = str(tmp_path / "pairs.tsv")
+    with open(data, "w", encoding="utf-8") as f:
+        f.write("b c a\tx y z\n")
+    prior_data = str(tmp_path / "prior.tsv")
+    with open(prior_data, "w", encoding="utf-8") as f:
+        f.write("a b c\tx y z\nA b c.\tx y Z.\n")
+    out = str(tmp_path / "out.align")
+    first = str(tmp_path / "first.align")
+    base = ["align", "--run", "fwd", "--data", data, "--out", out, "--quiet"]
+
+    def sure(path):
+        return [s for s, _ in al.read_pharaoh(path)]
+
+    # The runs' own links of the prior's pairs: target word j on source
+    # word j - 1 (c-x, a-y, b-z), whatever the words.
+    positional = {(2, 0), (0, 1), (1, 2)}
+    assert cli.main(["align", "--run", "fwd", "--data", prior_data,
+                     "--out", first, "--quiet"]) == 0
+    assert sure(first) == [positional, positional]
+    # At weight 1 the rates alone link x to c, y to a, z to b wherever
+    # they stand; under 0.5 the attention's positions win.
+    self_prior = base + ["--self-prior", "--prior-data", prior_data]
+    assert cli.main(self_prior + ["--prior-weight", "1"]) == 0
+    assert "self prior: 2 pairs, 6 links" in capsys.readouterr().out
+    assert sure(out) == [{(1, 0), (2, 1), (0, 2)}]
+    assert cli.main(self_prior + ["--prior-weight", "0.4"]) == 0
+    assert sure(out) == [positional]
+    for extra in ([], ["--reverse-run", "rev"], ["--cognates"]):
+        for weight in ("0.6", "1"):
+            assert cli.main(self_prior + extra + ["--prior-weight", weight]) == 0
+            own = al.read_pharaoh(out)
+            assert cli.main(
+                base + extra + ["--prior-links", first, "--prior-data",
+                                prior_data, "--prior-weight", weight]
+            ) == 0
+            assert al.read_pharaoh(out) == own, (extra, weight)
+    # Without --prior-data the rates are counted on --data itself: its own
+    # positional links, so the rates alone give them back.
+    assert cli.main(base + ["--self-prior", "--prior-weight", "1"]) == 0
+    assert sure(out) == [positional]
+    capsys.readouterr()
+    assert cli.main(self_prior + ["--prior-links", first]) == 2
+    assert "does not go with `--prior-links`" in capsys.readouterr().err
+
+
 def test_align_command_shows_progress_on_large_corpora(
     tmp_path, monkeypatch, capsys
 ):

@@ -126,7 +126,15 @@ def cmd_align(args):
         # The method checked (by the library) before any model runs.
         al.symmetrize(set(), set(), args.symmetrize)
     prior = None
-    if args.prior_links:
+    if args.self_prior and args.prior_links:
+        raise ValueError(
+            "`--self-prior` counts the link rates of the runs' own links: "
+            "it does not go with `--prior-links` (a reference aligner's). "
+            f"Received: --prior-links {args.prior_links}"
+        )
+    if args.self_prior:
+        prior = self_prior(args, corpus.pairs)
+    elif args.prior_links:
         prior = align_prior.corpus_link_rates(
             args.prior_data or args.data, args.prior_links,
             data_format=(
@@ -136,7 +144,8 @@ def cmd_align(args):
         )
     elif args.prior_data:
         raise ValueError(
-            "`--prior-data` needs `--prior-links` (the links of its pairs). "
+            "`--prior-data` needs `--prior-links` (the links of its pairs) "
+            "or `--self-prior`. "
             f"Received: --prior-data {' '.join(args.prior_data)}"
         )
     start = time.perf_counter()
@@ -154,6 +163,35 @@ def cmd_align(args):
           f"in {seconds:.1f} s ({len(links) / max(seconds, 1e-9):.0f} "
           "pairs/s)")
     return 0
+
+
+def self_prior(args, pairs):
+    """The link rates of the runs' own links (`--self-prior`): a first
+    pass without a prior over `--prior-data` (default: the pairs being
+    aligned), counted by `LinkRates.from_links`."""
+    from examples.nmt import align as align_lib
+    from examples.nmt import data as data_lib
+    from keras_attention import alignment as al
+
+    if args.prior_data:
+        corpus = data_lib.load_corpus(
+            args.prior_data, data_format=args.prior_data_format,
+            direction=args.direction,
+        )
+        pairs = corpus.pairs
+    start = time.perf_counter()
+    links = align_lib.align_run(
+        args.run, pairs, reverse_run=args.reverse_run,
+        symmetrize=args.symmetrize, batch_size=args.batch_size,
+        progress=len(pairs) >= 1000 and not args.quiet,
+        shift=args.shift, method=args.links, threshold=args.threshold,
+        max_tokens=args.max_tokens,
+    )
+    print(f"self prior: {len(pairs)} pairs, {sum(map(len, links))} links "
+          f"counted in {time.perf_counter() - start:.1f} s")
+    return al.LinkRates.from_links(
+        [s for s, _ in pairs], [t for _, t in pairs], links
+    )
 
 
 def cmd_score_alignment(args):
@@ -235,8 +273,9 @@ def add_alignment_commands(sub):
     )
     p.add_argument(
         "--prior-data", nargs="+", metavar="FILE",
-        help="the pairs of --prior-links, in --direction (default: --data "
-        "itself), e.g. the whole corpus when --data holds some of its pairs",
+        help="the pairs of --prior-links or --self-prior, in --direction "
+        "(default: --data itself), e.g. the whole corpus when --data holds "
+        "some of its pairs",
     )
     p.add_argument(
         "--prior-data-format", default="auto", choices=DATA_FORMATS,
@@ -246,6 +285,12 @@ def add_alignment_commands(sub):
         "--cognates", action="store_true",
         help="add the words' spelling similarity (character bigrams) to "
         "the prior, for cognates, names and numbers; needs no links",
+    )
+    p.add_argument(
+        "--self-prior", action="store_true",
+        help="lexical prior without a reference aligner: the link rates of "
+        "the runs' own links of --prior-data (default: --data), from a "
+        "first pass without a prior",
     )
     p.add_argument(
         "--prior-weight", type=float,
