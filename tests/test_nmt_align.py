@@ -320,15 +320,17 @@ def test_max_tokens_aligns_what_the_runs_cut_leaves_out(
     assert al.read_pharaoh(out)[0][0] == whole[0]
 
 
+def _write(path, text):
+    """Writes `text` to `path` (UTF-8); returns the path as a str."""
+    path.write_text(text, encoding="utf-8")
+    return str(path)
+
+
 def test_align_command_takes_a_prior(tmp_path, monkeypatch, capsys):
     _fixed_runs(tmp_path, monkeypatch)
-    data = str(tmp_path / "pairs.tsv")
-    with open(data, "w", encoding="utf-8") as f:
-        f.write("a b c\tx y z\nc b a\tz y x\n")
+    data = _write(tmp_path / "pairs.tsv", "a b c\tx y z\nc b a\tz y x\n")
     # The prior's corpus: the same words, linked on the diagonal.
-    prior_data = str(tmp_path / "prior.tsv")
-    with open(prior_data, "w", encoding="utf-8") as f:
-        f.write("a b c\tx y z\nb c\ty z\n")
+    prior_data = _write(tmp_path / "prior.tsv", "a b c\tx y z\nb c\ty z\n")
     prior_links = str(tmp_path / "prior.align")
     al.write_pharaoh(prior_links, [{(0, 0), (1, 1), (2, 2)}, {(0, 0), (1, 1)}])
     out = str(tmp_path / "out.align")
@@ -383,12 +385,10 @@ def test_self_prior_counts_the_runs_own_links(tmp_path, monkeypatch, capsys):
     `--prior-data` (default: `--data`), no reference aligner: the links of
     `--prior-links` given that pass's output."""
     _fixed_runs(tmp_path, monkeypatch)
-    data = str(tmp_path / "pairs.tsv")
-    with open(data, "w", encoding="utf-8") as f:
-        f.write("b c a\tx y z\n")
-    prior_data = str(tmp_path / "prior.tsv")
-    with open(prior_data, "w", encoding="utf-8") as f:
-        f.write("a b c\tx y z\nA b c.\tx y Z.\n")
+    data = _write(tmp_path / "pairs.tsv", "b c a\tx y z\n")
+    prior_data = _write(
+        tmp_path / "prior.tsv", "a b c\tx y z\nA b c.\tx y Z.\n"
+    )
     out = str(tmp_path / "out.align")
     first = str(tmp_path / "first.align")
     base = ["align", "--run", "fwd", "--data", data, "--out", out, "--quiet"]
