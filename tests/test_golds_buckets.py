@@ -149,3 +149,17 @@ def test_rare_gold_candidates_follow_the_selection_rules():
     # Deterministic: the same input, the same pairs.
     assert chosen == rgc.candidates(pairs, [excluded], [(1, 10, 4), (11, 20, 2)], 5)
     assert rgc.parse_bands("4-10:62,31-99:4") == [(4, 10, 62), (31, 99, 4)]
+
+
+def test_transpose_links_swaps_both_kinds_of_link(tmp_path):
+    from benchmarks.alignment import transpose_links
+    from keras_attention import alignment as al
+
+    links = tmp_path / "fr_en.align"
+    al.write_pharaoh(str(links), [{(0, 1), (2, 0)}, set()], [{(1, 3)}, set()])
+    out = tmp_path / "en_fr.align"
+    transpose_links.main([str(links), str(out)])
+    # `read_pharaoh`'s possible links hold the sure ones.
+    assert al.read_pharaoh(str(out)) == [
+        ({(1, 0), (0, 2)}, {(1, 0), (0, 2), (3, 1)}), (set(), set())
+    ]

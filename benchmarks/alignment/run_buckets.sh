@@ -32,13 +32,7 @@ FRA=${1:-${FRA:-../shared/data/fra-eng/fra.txt}}
 D=${2:-runs/rare}
 N=${N:-30000}
 EPOCHS=${EPOCHS:-4}
-G=benchmarks/data
-GOLDS="fra_eng_gold fra_eng_rare_gold"
-PY="nice -n 10 ${PY:-.venv/bin/python}"
-# The longest token sequence `align` reads (the runs train on 64): the
-# words of the longest gold pairs get links too.
-MAX_TOKENS=${MAX_TOKENS:-128}
-export PYTHONPATH=$PWD TF_CPP_MIN_LOG_LEVEL=2
+. benchmarks/alignment/common.sh
 mkdir -p "$D"
 
 if [ -z "${SKIP_PREP:-}" ]; then
@@ -49,8 +43,6 @@ $PY -m benchmarks.alignment.eflomal_recipe --data "$D/text.txt" \
     --max-pairs 10000000 --out "$D/eflomal.align"
 fi
 
-# The line where each gold starts in the aligner's output.
-first_line() { [ "$1" = fra_eng_gold ] && echo 1 || echo 101; }
 buckets() {  # GOLD NAME=PATH... (hypotheses over the gold's pairs only)
     local gold=$1; shift
     local args=()
@@ -77,13 +69,8 @@ if [ -z "${SKIP_TRAIN:-}" ]; then
 $PY -m benchmarks.alignment.shuffle_pairs --data "$D/text.txt" \
     --links "$D/eflomal.align" --keep-first "$K" \
     --out-data "$D/text_shuf.txt" --out-links "$D/eflomal_shuf.align"
-$PY -c '
-import sys
-from keras_attention import alignment as al
-lines = al.read_pharaoh(sys.argv[1])
-al.write_pharaoh(sys.argv[2], [al.transpose_links(s) for s, _ in lines],
-                 [al.transpose_links(p) for _, p in lines])
-' "$D/eflomal_shuf.align" "$D/eflomal_shuf_en_fr.align"
+$PY -m benchmarks.alignment.transpose_links "$D/eflomal_shuf.align" \
+    "$D/eflomal_shuf_en_fr.align"
 for dir in fr_en en_fr; do
     links="$D/eflomal_shuf.align"; flags=""
     if [ $dir = en_fr ]; then

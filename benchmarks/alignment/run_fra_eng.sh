@@ -44,13 +44,8 @@ $PY -m benchmarks.alignment.shuffle_pairs --data "$D/fra_gold.txt" \
 # The links are French word first (the pairs' French -> English
 # orientation); `--guided-alignment` wants the run's source word first,
 # so the English -> French run gets them transposed.
-$PY -c '
-import sys
-from keras_attention import alignment as al
-lines = al.read_pharaoh(sys.argv[1])
-al.write_pharaoh(sys.argv[2], [al.transpose_links(s) for s, _ in lines],
-                 [al.transpose_links(p) for _, p in lines])
-' "$D/eflomal_shuf.align" "$D/eflomal_shuf_en_fr.align"
+$PY -m benchmarks.alignment.transpose_links "$D/eflomal_shuf.align" \
+    "$D/eflomal_shuf_en_fr.align"
 fi
 
 # 3. The example (defaults: bidirectional LSTM 128, general score, bridge),

@@ -38,11 +38,7 @@ EPOCHS=${EPOCHS:-4}
 ROUNDS=${ROUNDS:-1}
 SEED=${SEED:-0}
 LABELS=${LABELS:-grow-diag-final-and}
-G=benchmarks/data
-GOLDS="fra_eng_gold fra_eng_rare_gold"
-PY="nice -n 10 ${PY:-.venv/bin/python}"
-MAX_TOKENS=${MAX_TOKENS:-128}
-export PYTHONPATH=$PWD TF_CPP_MIN_LOG_LEVEL=2
+. benchmarks/alignment/common.sh
 mkdir -p "$D"
 
 K=$(( $(wc -l < $G/fra_eng_gold/pairs.tsv) +
@@ -77,22 +73,14 @@ align_round() {  # ROUND: both directions' links of every training pair
             --run "$D/r${r}_fr_en" --reverse-run "$D/r${r}_en_fr" \
             --out "$D/round$r.align"
 }
-transpose() {  # IN OUT: links of the English -> French direction
-    $PY -c '
-import sys
-from keras_attention import alignment as al
-lines = al.read_pharaoh(sys.argv[1])
-al.write_pharaoh(sys.argv[2], [al.transpose_links(s) for s, _ in lines],
-                 [al.transpose_links(p) for _, p in lines])
-' "$1" "$2"
-}
 
 train "$D/r0_fr_en" lexical
 train "$D/r0_en_fr" lexical --direction from-english
 align_round 0
 for r in $(seq 1 "$ROUNDS"); do
     p=$((r - 1))
-    transpose "$D/round$p.align" "$D/round${p}_en_fr.align"
+    $PY -m benchmarks.alignment.transpose_links "$D/round$p.align" \
+        "$D/round${p}_en_fr.align"
     train "$D/r${r}_fr_en" guided --guided-alignment "$D/round$p.align"
     train "$D/r${r}_en_fr" guided --guided-alignment \
         "$D/round${p}_en_fr.align" --direction from-english
@@ -110,7 +98,6 @@ last="$D/round${ROUNDS}_self.align"
         --run "$D/r${ROUNDS}_fr_en" --reverse-run "$D/r${ROUNDS}_en_fr" \
         --out "$last"
 
-first_line() { [ "$1" = fra_eng_gold ] && echo 1 || echo 101; }
 for gold in $GOLDS; do
     hyps=(--hyp eflomal="$D/eflomal_shuf.align")
     for r in $(seq 0 "$ROUNDS"); do

@@ -18,13 +18,7 @@ N=${N:-30000}
 EPOCHS=${EPOCHS:-4}
 SEEDS=${SEEDS:-0 1 2 3}
 W=${COGNATE_WEIGHT:-0.5}
-G=benchmarks/data
-GOLDS="fra_eng_gold fra_eng_rare_gold"
-PY="nice -n 10 ${PY:-.venv/bin/python}"
-# The longest token sequence `align` reads (the runs train on 64): the
-# words of the longest gold pairs get links too.
-MAX_TOKENS=${MAX_TOKENS:-128}
-export PYTHONPATH=$PWD TF_CPP_MIN_LOG_LEVEL=2
+. benchmarks/alignment/common.sh
 
 # The text shuffled as run_buckets.sh shuffles it (the golds first).
 K=$(( $(wc -l < $G/fra_eng_gold/pairs.tsv) +
@@ -43,7 +37,6 @@ for s in $SEEDS; do
                 --alignment-head lexical --out "$R"
     done
 done
-first_line() { [ "$1" = fra_eng_gold ] && echo 1 || echo 101; }
 for gold in $GOLDS; do
     start=$(first_line $gold)
     n=$(wc -l < $G/$gold/pairs.tsv)
