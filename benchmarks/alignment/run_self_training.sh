@@ -10,7 +10,10 @@
 #   two directions are symmetrized into the next round's targets (default
 #   grow-diag-final-and), COGNATES=1: the spelling prior (`align
 #   --cognates`, weight COGNATE_WEIGHT, default 0.5) in every round's
-#   links; PRIOR_WEIGHT of the last round's self prior (default 0.7);
+#   links; SELF_PRIOR_LABELS=1: the targets of every round (the links
+#   of the rounds before the last) with the self prior and the spelling
+#   prior, as in step 4;
+#   PRIOR_WEIGHT of the self prior (default 0.7);
 #   PY (default .venv/bin/python, niced).
 # 1. the training text as run_buckets.sh writes it (both golds' pairs
 #    first, then the corpus), shuffled with the golds first, cut to its
@@ -67,6 +70,8 @@ align_round() {  # ROUND: both directions' links of every training pair
     local r=$1 cog=()
     [ -z "${COGNATES:-}" ] ||
         cog=(--cognates --prior-weight "${COGNATE_WEIGHT:-0.5}")
+    [ -z "${SELF_PRIOR_LABELS:-}" ] || [ "$r" -ge "$ROUNDS" ] ||
+        cog=(--self-prior --cognates --prior-weight "${PRIOR_WEIGHT:-0.7}")
     [ -f "$D/round$r.align" ] ||
         $PY -m examples.nmt align --data "$D/train.txt" --data-format anki \
             --max-tokens "$MAX_TOKENS" --symmetrize "$LABELS" "${cog[@]}" \
