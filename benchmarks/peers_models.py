@@ -201,12 +201,15 @@ class Decoders:
         return wrapper.get_initial_state(memory, cell_state=[h, c])
 
     @staticmethod
-    def _member_step(parts):
+    def _member_step(parts, logits=False):
         _, embedding, wrapper, projection = parts
 
         def step(tokens, state):
             output, state, weights = wrapper.step(embedding(tokens), state)
-            return keras.ops.log_softmax(projection(output)), state, weights
+            scores = projection(output)
+            if not logits:
+                scores = keras.ops.log_softmax(scores)
+            return scores, state, weights
 
         return step
 
@@ -233,11 +236,16 @@ class Decoders:
             **options,
         )
 
+    def step_logits(self, tokens, state):
+        return self._member_step(self.members[0], logits=True)(tokens, state)
+
     def greedy_tokens(self, source, step=None):
+        """Greedy decoding from the logits, as `Seq2Seq` and the exported
+        `TranslatorModule` decode (only the picked token is normalized)."""
         start, state = self._start(source)
         out = ka.greedy_decode(
-            step or self.step, start, state, end_token=END_TOKEN,
-            max_length=self.sizes["decode_length"],
+            step or self.step_logits, start, state, end_token=END_TOKEN,
+            max_length=self.sizes["decode_length"], from_logits=True,
         )
         return {"tokens": out["tokens"]}
 
@@ -285,15 +293,16 @@ class Translator(Decoders, tf.Module):
     def greedy_xla_step(self, source):
         """`greedy` with the step XLA-compiled, the loop in TensorFlow
         (`TranslatorModule(xla="step")`)."""
-        return self.greedy_tokens(source, self._xla_step())
+        return self.greedy_tokens(source, self._xla_step(logits=True))
 
     @tf.function(input_signature=[_SOURCE], autograph=False)
     def beam_xla_step(self, source):
         """`beam` with the step XLA-compiled, the loop in TensorFlow."""
         return {"tokens": self._beam(source, self._xla_step())["tokens"]}
 
-    def _xla_step(self):
-        return tf.function(self.step, jit_compile=True, autograph=False)
+    def _xla_step(self, logits=False):
+        step = self.step_logits if logits else self.step
+        return tf.function(step, jit_compile=True, autograph=False)
 
     @tf.function(input_signature=[_SOURCE], autograph=False)
     def coverage(self, source):

@@ -74,6 +74,13 @@ def _decoders():
         "greedy, forbidden, prefix": (
             ka.greedy_decode,
             {"forbidden_tokens": (0, START), "prefix": prefix}, 40),
+        # From logits: `best_allowed` on the picked token only.
+        "greedy, from logits": (
+            ka.greedy_decode, {"from_logits": True}, 34),
+        "greedy, from logits, forbidden, prefix": (
+            ka.greedy_decode,
+            {"from_logits": True, "forbidden_tokens": (0, START),
+             "prefix": prefix}, 41),
         "beam": (ka.beam_search_decode, {"beam_width": 3}, 53),
         "beam, coverage, forbidden, prefix, tfa": (
             ka.beam_search_decode,
@@ -125,3 +132,24 @@ def test_the_count_sees_per_call_work_in_the_body():
     plain, masked = _body_ops(decode(False)), _body_ops(decode(True))
     assert "Range" in masked and "Range" not in plain
     assert sum(masked.values()) > sum(plain.values())
+
+
+def test_greedy_from_logits_normalizes_the_picked_token_only():
+    """`greedy_decode(from_logits=True)` reads the `(rows, vocab)` scores
+    with one `TopKV2` (after the forbidden tokens' mask) and one `Softmax`
+    and its two maxima; no `LogSoftmax` runs over them, as it would in
+    the step (`checked_step`) on the general path."""
+    step, state = _model()
+    prefix = tf.constant([[5, 6], [7, -1], [-1, -1]])
+
+    def decode(from_logits):
+        return lambda: ka.greedy_decode(
+            step, tf.fill([BATCH], START), state, END, 5,
+            forbidden_tokens=(0, START), prefix=prefix,
+            from_logits=from_logits)["tokens"]
+
+    fast = _body_ops(decode(True))
+    assert "LogSoftmax" not in fast, sorted(fast.items())
+    assert (fast["TopKV2"], fast["Softmax"], fast["Max"]) == (1, 1, 2), (
+        sorted(fast.items()))
+    assert "Softmax" not in _body_ops(decode(False))

@@ -10,10 +10,13 @@ import pytest
 import keras
 from keras import ops
 
+import keras_attention as ka
 from keras_attention.seq2seq import MaskedAccuracy
 from keras_attention.seq2seq import MaskedLoss
 from keras_attention.seq2seq import MaskedMean
 from keras_attention.seq2seq import Seq2Seq
+from keras_attention.seq2seq.tokens import END_ID
+from keras_attention.seq2seq.tokens import START_ID
 from keras_attention.training import loop
 
 SOURCE = np.array([[5, 6, 7, 3], [8, 5, 3, 0]], "int32")
@@ -67,13 +70,42 @@ def test_steps_equal_teacher_forcing(variant):
     expected = logits - np.log(np.exp(logits).sum(-1, keepdims=True))
     state = model.encode(SOURCE)
     for t in range(TARGET_IN.shape[1]):
+        step_logits, _, _ = model.step_logits(TARGET_IN[:, t], state)
         log_probs, state, attention = model.step(TARGET_IN[:, t], state)
         rows = TARGET_IN[:, t] != 0
         np.testing.assert_allclose(
             ops.convert_to_numpy(log_probs)[rows], expected[rows, t],
             atol=1e-5,
         )
+        np.testing.assert_allclose(
+            ops.convert_to_numpy(step_logits)[rows], logits[rows, t],
+            atol=1e-5,
+        )
         assert tuple(attention.shape) == (2, 4)
+
+
+def test_greedy_generate_decodes_as_the_log_softmax_step():
+    """`generate` decodes greedily from `step_logits` (`from_logits=True`):
+    the tokens and scores of `greedy_decode` over `step`."""
+    keras.utils.set_random_seed(3)
+    model = _model()
+
+    def no_log_softmax_step(tokens, state):
+        raise AssertionError("greedy `generate` called `step`")
+
+    model.step = no_log_softmax_step
+    out = model.generate(SOURCE, max_length=6, strategy="greedy")
+    del model.step
+    reference = ka.greedy_decode(
+        model.step, ops.full((2,), START_ID, "int32"), model.encode(SOURCE),
+        end_token=END_ID, max_length=6,
+        forbidden_tokens=ka.seq2seq.generation.FORBIDDEN_TOKENS)
+    np.testing.assert_array_equal(
+        ops.convert_to_numpy(out["tokens"]),
+        ops.convert_to_numpy(reference["tokens"]))
+    np.testing.assert_allclose(
+        ops.convert_to_numpy(out["scores"]),
+        ops.convert_to_numpy(reference["scores"]), rtol=1e-5, atol=1e-5)
 
 
 def test_masked_source_positions_get_no_attention():

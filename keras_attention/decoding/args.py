@@ -301,11 +301,16 @@ def resolve_prefix(
     return tokens, ops.minimum(lengths, ops.sum(leading, axis=1))
 
 
-def checked_step(step_fn: StepFn, from_logits: bool, token_ids: dict) -> StepFn:
+def checked_step(
+    step_fn: StepFn, from_logits: bool, token_ids: dict, normalize: bool = True
+) -> StepFn:
     """Wraps `step_fn`: validates its outputs, casts to float32.
 
     `token_ids` maps argument names to the token ids (`end_token`, ...)
-    that must be in the vocabulary.
+    that must be in the vocabulary. With `normalize=False` the scores are
+    returned as given (float32, no `log_softmax`, no `NEG_INF` guard over
+    the vocabulary): for a decoder that normalizes and guards only the
+    token it picks (`greedy.best_allowed`).
     """
 
     first = [True]  # The token ids are checked on the first call only.
@@ -359,11 +364,12 @@ def checked_step(step_fn: StepFn, from_logits: bool, token_ids: dict) -> StepFn:
                 )
         first[0] = False
         log_probs = ops.cast(log_probs, "float32")
-        if from_logits:
-            log_probs = ops.log_softmax(log_probs, axis=-1)
-        # NaN and anything below NEG_INF (-inf) count as NEG_INF: scores
-        # stay finite.
-        log_probs = ops.where(log_probs > NEG_INF, log_probs, NEG_INF)
+        if normalize:
+            if from_logits:
+                log_probs = ops.log_softmax(log_probs, axis=-1)
+            # NaN and anything below NEG_INF (-inf) count as NEG_INF:
+            # scores stay finite.
+            log_probs = ops.where(log_probs > NEG_INF, log_probs, NEG_INF)
         if attention is not None:
             if len(attention.shape) < 2 or (
                 batch is not None and attention.shape[0] not in (None, batch)
@@ -388,10 +394,12 @@ def check_common(
     from_logits: bool,
     prefix: Optional[Tensor] = None,
     prefix_lengths: Optional[Tensor] = None,
+    normalize: bool = True,
 ) -> tuple:
     """The checks every decoder starts with.
 
-    Returns `(step, start, end_token, pad_token, prefix)`.
+    Returns `(step, start, end_token, pad_token, prefix)`; `normalize` as
+    `checked_step`'s.
     """
     if not callable(step_fn):
         raise ValueError(
@@ -408,7 +416,10 @@ def check_common(
         else check_token_id("pad_token", pad_token)
     )
     step = checked_step(
-        step_fn, from_logits, {"end_token": end_token, "pad_token": pad_token}
+        step_fn,
+        from_logits,
+        {"end_token": end_token, "pad_token": pad_token},
+        normalize=normalize,
     )
     prefix = check_prefix(prefix, prefix_lengths, start)
     return step, start, end_token, pad_token, prefix

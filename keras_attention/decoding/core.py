@@ -264,6 +264,7 @@ def run_loop(
     static_max_length: Optional[int] = None,
     forbidden_tokens: tuple = (),
     prepare: Optional[Callable[[IntOrTensor, IntOrTensor], None]] = None,
+    constrain: bool = True,
 ) -> dict:
     """Runs a decode loop; returns every row's outputs.
 
@@ -300,6 +301,12 @@ def run_loop(
         prepare: `None`, or `(num_rows, vocab_size) -> None`, called once
             before the first `choose`, outside the loop: where a decoder
             makes the tensors its `choose` reads at every step.
+        constrain: `False` for a `choose` that applies the forbidden
+            tokens and the prefix itself: it gets the step's scores as
+            they are, a `prefix` keyword (`None` or `(forced, inside)` of
+            `prefix_tokens`) and an `allowed` keyword (`None` or the bool
+            `(1, vocab_size)` mask of the tokens that are not forbidden,
+            made before the loop). Needs `pad_finished=False`.
 
     Returns:
         A dict: `tokens` `(num_rows, L)`, `attention` `(num_rows, L, ...)` or
@@ -351,12 +358,12 @@ def run_loop(
         ex: dict,
         given: NestedTensor = None,
     ):
-        inside = None
+        inside = forced = None
         if prefix is not None:
             forced, inside = prefix_tokens(t, prefix)
-        if allowed is not None:
+        if constrain and allowed is not None:
             log_probs = _forbid(log_probs, allowed, inside)
-        if prefix is not None:
+        if constrain and prefix is not None:
             log_probs = _force_prefix(log_probs, vocab, forced, inside)
         if pad_finished:
             # A finished row extends only with `pad_token`, at zero cost.
@@ -365,8 +372,12 @@ def run_loop(
             )
         lengths = lengths + ops.cast(ops.logical_not(finished), "int32")
         at_limit = t >= last_steps
+        more = {}
+        if not constrain:
+            more["prefix"] = None if prefix is None else (forced, inside)
+            more["allowed"] = allowed
         tokens, rows, ex = choose(
-            t, log_probs, attention, finished, lengths, at_limit, ex
+            t, log_probs, attention, finished, lengths, at_limit, ex, **more
         )
         if rows is not None:
             finished, lengths, buffers, attention = take_rows(

@@ -8,8 +8,11 @@ from typing import Tuple
 import keras
 from keras import ops
 
+from keras_attention.checks import check_bool
 from keras_attention.decoding import args
 from keras_attention.decoding import core
+from keras_attention.decoding.args import NEG_INF
+from keras_attention.decoding.state import take_per_row
 from keras_attention.typing import IntOrTensor
 from keras_attention.typing import NestedTensor
 from keras_attention.typing import StepFn
@@ -32,6 +35,53 @@ def best_tokens(log_probs: Tensor) -> Tuple[Tensor, Tensor]:
     return tokens, values[:, 0]
 
 
+def best_allowed(
+    logits: Tensor,
+    allowed: Optional[Tensor] = None,
+    prefix: Optional[Tuple[Tensor, Tensor]] = None,
+    first_allowed: int = 0,
+) -> Tuple[Tensor, Tensor]:
+    """Greedy decoding's pick from raw scores, without a vocabulary-wide
+    `log_softmax` or NaN guard: `(tokens, log_probs)`, `(rows,)` each.
+
+    The token is the best one of `logits` `(rows, vocab_size)` that
+    `allowed` (bool `(1, vocab_size)`, or `None`: every token) lets
+    through, the forced one of a row inside its `prefix` (`(forced,
+    inside)`); its log-probability is `log_softmax(logits)` at the token,
+    computed as `(logits[token] - max) + log(max(softmax(logits)))` (a
+    softmax is one vectorized pass on every backend, where TensorFlow's
+    `LogSoftmax` is not, and the largest probability is at least
+    `1 / vocab_size`: its logarithm is exact to float32 rounding).
+
+    These are the token and log-probability of the decoders' general path
+    (`log_softmax` over the vocabulary, NaN and values below `NEG_INF`
+    counted as `NEG_INF`, the forbidden tokens below them, the first
+    maximum): a row whose picked log-probability is NaN or at most
+    `NEG_INF` (a NaN or infinite score in the row, or every allowed token
+    that improbable) gets `NEG_INF` and, outside its prefix,
+    `first_allowed`, the first token that is not forbidden.
+    """
+    masked = logits
+    if allowed is not None:
+        masked = ops.where(allowed, logits, float("-inf"))
+    tokens, chosen = best_tokens(masked)
+    if prefix is not None:
+        forced, inside = prefix
+        tokens = ops.where(inside, forced, tokens)
+        chosen = take_per_row(logits, tokens)
+    probs = ops.softmax(logits, axis=-1)
+    # (logit - max) first: exact where the logits are large.
+    log_probs = (chosen - ops.max(logits, axis=-1)) + ops.log(
+        ops.max(probs, axis=-1)
+    )
+    good = log_probs > NEG_INF
+    keep = good if prefix is None else ops.logical_or(good, inside)
+    return (
+        ops.where(keep, tokens, first_allowed),
+        ops.where(good, log_probs, NEG_INF),
+    )
+
+
 def greedy_choose(pad_token: IntOrTensor) -> Callable[..., tuple]:
     """The `choose` of greedy decoding (for `run_loop(...,
     pad_finished=False)`): the argmax of every live row, `pad_token` at a
@@ -47,6 +97,34 @@ def greedy_choose(pad_token: IntOrTensor) -> Callable[..., tuple]:
         ex: dict,
     ) -> Tuple[Tensor, None, dict]:
         tokens, chosen = best_tokens(log_probs)
+        pad = ops.cast(pad_token, "int32")
+        tokens = ops.where(finished, pad, tokens)
+        chosen = ops.where(finished, 0.0, chosen)
+        return tokens, None, {"log_probs": ex["log_probs"] + chosen}
+
+    return choose
+
+
+def greedy_choose_logits(
+    pad_token: IntOrTensor, forbidden: tuple
+) -> Callable[..., tuple]:
+    """`greedy_choose` on raw scores (`run_loop(..., constrain=False)`):
+    the pick of `best_allowed`, `pad_token` at a zero log-prob for the
+    finished rows."""
+    first = next(i for i in range(len(forbidden) + 1) if i not in forbidden)
+
+    def choose(
+        t: Tensor,
+        logits: Tensor,
+        attention: Optional[Tensor],
+        finished: Tensor,
+        lengths: Tensor,
+        at_limit: Tensor,
+        ex: dict,
+        prefix: Optional[Tuple[Tensor, Tensor]] = None,
+        allowed: Optional[Tensor] = None,
+    ) -> Tuple[Tensor, None, dict]:
+        tokens, chosen = best_allowed(logits, allowed, prefix, first)
         pad = ops.cast(pad_token, "int32")
         tokens = ops.where(finished, pad, tokens)
         chosen = ops.where(finished, 0.0, chosen)
@@ -165,13 +243,20 @@ def greedy_decode(
     ```
     """
     forbidden = core.check_forbidden_tokens(forbidden_tokens)
+    # From logits, only the picked token is normalized (`best_allowed`).
+    from_logits = check_bool("from_logits", from_logits)
     step, start, end_token, pad_token, prefix = args.check_common(
         step_fn, start_tokens, initial_state, end_token, pad_token,
-        from_logits, prefix, prefix_lengths,
+        from_logits, prefix, prefix_lengths, normalize=not from_logits,
     )
+    if from_logits:
+        choose = greedy_choose_logits(pad_token, forbidden)
+    else:
+        choose = greedy_choose(pad_token)
     out = core.run_loop(
-        step, start, initial_state, greedy_choose(pad_token), row_extras,
+        step, start, initial_state, choose, row_extras,
         end_token, pad_token, max_length, prefix=prefix, pad_finished=False,
         static_max_length=static_max_length, forbidden_tokens=forbidden,
+        constrain=not from_logits,
     )
     return row_result(out)

@@ -118,3 +118,15 @@ def gather(x: Tensor, indices: IntOrTensor, axis: int = 0) -> Tensor:
 
         return tf.gather(x, indices, axis=axis)
     return ops.take(x, indices, axis=axis)
+
+
+def take_per_row(x: Tensor, indices: Tensor) -> Tensor:
+    """`x[b, indices[b]]` for every row `b` of a `(rows, n)` tensor, the
+    indices int32 `(rows,)` in `[0, n)` by construction. On TensorFlow one
+    batched `GatherV2` (`ops.take_along_axis` makes a dozen ops there, at
+    every step of a loop)."""
+    if keras.backend.backend() == "tensorflow":
+        import tensorflow as tf
+
+        return tf.gather(x, indices, axis=1, batch_dims=1)
+    return ops.take_along_axis(x, ops.expand_dims(indices, 1), 1)[:, 0]

@@ -115,6 +115,13 @@ class Generation:
                 `[0, target_vocab_size)`.
             state: The dict of `encode` (or of the previous step).
         """
+        logits, new_state, weights = self.step_logits(tokens, state)
+        return ops.log_softmax(logits, axis=-1), new_state, weights
+
+    def step_logits(self, tokens: Tensor, state: Any) -> tuple:
+        """`step` before the `log_softmax`: `(logits, new_state,
+        attention)`, the logits float32 (for `greedy_decode(...,
+        from_logits=True)`, which normalizes only the token it picks)."""
         # The lookup without the layer call: a step has no padding to mask,
         # and its ids are in the vocabulary (no negative-index mapping).
         y = ops.cast(
@@ -140,11 +147,7 @@ class Generation:
             new_state = dict(state)
             new_state["rnn"] = new_rnn
         logits = ops.cast(self.output_projection(output), "float32")
-        return (
-            ops.log_softmax(logits, axis=-1),
-            new_state,
-            ops.cast(weights, "float32"),
-        )
+        return logits, new_state, ops.cast(weights, "float32")
 
     # Whether `generate` compiles its decoding function (`compile=None`);
     # set it to `False` on a model (or pass `compile=False`) to decode
@@ -316,6 +319,9 @@ class Generation:
         else:
             source_ids = in_vocabulary(source_ids, self.source_vocab_size)
             step, state = self.step, self.encode(source_ids)
+            if decoder is decoding.greedy_decode and "from_logits" not in options:
+                # Greedy decoding normalizes only the token it picks.
+                step, options["from_logits"] = self.step_logits, True
         return decoder(step, start, state, END_ID, max_length, **options)
 
     def _empty_step(self, source_ids: Tensor) -> tuple:

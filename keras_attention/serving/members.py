@@ -32,11 +32,16 @@ def encode(members: Sequence[Any], source_ids: Tensor) -> Any:
     return states[0] if len(states) == 1 else ensemble_state(*states)
 
 
-def step(members: Sequence[Any]) -> Callable:
+def step(members: Sequence[Any], logits: bool = False) -> Callable:
     """The decoding step of one model, or the ensemble's (the members'
-    probabilities averaged)."""
+    probabilities averaged).
+
+    With `logits=True` one model's step gives its logits (`step_logits`),
+    an ensemble's its log-probabilities still: either suits a decoder
+    called with `from_logits=True` (the log-softmax of normalized
+    log-probabilities is themselves)."""
     if len(members) == 1:
-        return members[0].step
+        return members[0].step_logits if logits else members[0].step
     return ensemble_step([m.step for m in members])
 
 

@@ -326,8 +326,8 @@ class TranslatorModule(tf.Module):
 
         return decode
 
-    def _step(self):
-        model_step = members_lib.step(self.members)
+    def _step(self, logits: bool = False):
+        model_step = members_lib.step(self.members, logits=logits)
 
         def step(tokens: Tensor, state: Any) -> Any:
             outputs = model_step(tokens, state)
@@ -348,6 +348,10 @@ class TranslatorModule(tf.Module):
         start = members_lib.start_tokens(source_dense)
         limit = members_lib.length_limits(source_dense)
         options = {"forbidden_tokens": members_lib.FORBIDDEN_TOKENS}
+        # Greedy decoding normalizes only the token it picks.
+        logits = decode is greedy_decode
+        if logits:
+            options["from_logits"] = True
         if prefix is not None:
             ids, lengths = prefix
             limit = tf.maximum(limit, lengths + PREFIX_ROOM)
@@ -356,7 +360,8 @@ class TranslatorModule(tf.Module):
             options["static_max_length"] = self.max_output_tokens
         max_length = tf.minimum(limit, self.max_output_tokens)
         decoded = decode(
-            self._step(), start, state, text_lib.END_ID, max_length, **options
+            self._step(logits), start, state, text_lib.END_ID, max_length,
+            **options,
         )
         inference_only()
         return decoded
