@@ -187,8 +187,11 @@ def greedy_decode(
             `static_max_length`.
         pad_token: Token written after the end of a hypothesis. Defaults to
             `end_token`.
-        from_logits: If `True`, `step_fn` returns logits and the decoder
-            applies `log_softmax`. Defaults to `False`.
+        from_logits: If `True`, `step_fn` returns logits, and the decoder
+            normalizes only the token it picks (`best_allowed`): the
+            tokens and scores of a step that returns `log_softmax(logits)`,
+            without a vocabulary-wide `log_softmax` at every step, the
+            faster way to decode greedily. Defaults to `False`.
         prefix: Optional int `(batch_size, P)` tensor: sentence `b` starts
             with `prefix[b, :prefix_lengths[b]]`, whatever the model
             prefers (its log-probabilities count in the score). The ids
