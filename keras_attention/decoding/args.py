@@ -394,12 +394,14 @@ def check_common(
     from_logits: bool,
     prefix: Optional[Tensor] = None,
     prefix_lengths: Optional[Tensor] = None,
-    normalize: bool = True,
+    normalize_logits: bool = True,
 ) -> tuple:
     """The checks every decoder starts with.
 
-    Returns `(step, start, end_token, pad_token, prefix)`; `normalize` as
-    `checked_step`'s.
+    Returns `(step, start, end_token, pad_token, prefix)`. With
+    `normalize_logits=False` the step returns the logits of a
+    `from_logits=True` step as they are (`checked_step(normalize=False)`),
+    for a decoder that normalizes only the token it picks.
     """
     if not callable(step_fn):
         raise ValueError(
@@ -419,7 +421,7 @@ def check_common(
         step_fn,
         from_logits,
         {"end_token": end_token, "pad_token": pad_token},
-        normalize=normalize,
+        normalize=normalize_logits or not from_logits,
     )
     prefix = check_prefix(prefix, prefix_lengths, start)
     return step, start, end_token, pad_token, prefix

@@ -8,7 +8,6 @@ from typing import Tuple
 import keras
 from keras import ops
 
-from keras_attention.checks import check_bool
 from keras_attention.decoding import args
 from keras_attention.decoding import core
 from keras_attention.decoding.args import NEG_INF
@@ -247,11 +246,11 @@ def greedy_decode(
     """
     forbidden = core.check_forbidden_tokens(forbidden_tokens)
     # From logits, only the picked token is normalized (`best_allowed`).
-    from_logits = check_bool("from_logits", from_logits)
     step, start, end_token, pad_token, prefix = args.check_common(
         step_fn, start_tokens, initial_state, end_token, pad_token,
-        from_logits, prefix, prefix_lengths, normalize=not from_logits,
+        from_logits, prefix, prefix_lengths, normalize_logits=False,
     )
+    from_logits = bool(from_logits)  # a bool: check_common checked it
     if from_logits:
         choose = greedy_choose_logits(pad_token, forbidden)
     else:
