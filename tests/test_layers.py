@@ -615,6 +615,9 @@ TENSORFLOW_ALLOWED = {
     # The decoding loops' row gather: a plain `GatherV2` on TensorFlow, not
     # `ops.take`'s five extra ops for negative indices at every step.
     ("state.py", "gather"),
+    # Greedy decoding's per-row pick: one batched `GatherV2` on TensorFlow,
+    # not `ops.take_along_axis`'s dozen ops at every step.
+    ("state.py", "take_per_row"),
 }
 # The parts of the package that their docstrings say need TensorFlow: the
 # tf.data pipeline, the SavedModel serving, the text ops of tokenizers, the
