@@ -57,7 +57,8 @@ def test_profile_step_accounts_for_the_traced_step():
 @pytest.mark.tf_only
 def test_profile_step_profiles_the_exported_greedy_decoder():
     """`--decode greedy`: the SavedModel's loop ops are in the table (the
-    vocabulary argmax is a top-1, the step's log-softmax)."""
+    vocabulary argmax is a top-1; greedy decodes from the logits: a
+    softmax for the picked token's log-probability, no log-softmax)."""
     out = subprocess.run(
         [sys.executable, "-m", "benchmarks.profile_step", "--quick",
          "--decode", "greedy", "--batch", "2", "--steps", "2", "--top", "80"],
@@ -66,8 +67,9 @@ def test_profile_step_profiles_the_exported_greedy_decoder():
     )
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.startswith("exported greedy, batch 2: ")
-    for op in ("| TopKV2 |", "| LogSoftmax |", "| TensorScatterUpdate |"):
+    for op in ("| TopKV2 |", "Softmax |", "| TensorScatterUpdate |"):
         assert op in out.stdout, out.stdout
+    assert "| LogSoftmax |" not in out.stdout, out.stdout
 
 
 def test_matmul_summary_shares_and_rates():
