@@ -81,10 +81,20 @@ def best_allowed(
     )
 
 
-def greedy_choose(pad_token: IntOrTensor) -> Callable[..., tuple]:
+def greedy_choose(
+    pad_token: IntOrTensor, forbidden: Optional[tuple] = None
+) -> Callable[..., tuple]:
     """The `choose` of greedy decoding (for `run_loop(...,
     pad_finished=False)`): the argmax of every live row, `pad_token` at a
-    zero log-prob for the finished ones."""
+    zero log-prob for the finished ones.
+
+    With `forbidden` (a tuple, for `run_loop(..., constrain=False)`) the
+    rows are raw scores, and the pick is `best_allowed`'s."""
+    first = None
+    if forbidden is not None:
+        first = next(
+            i for i in range(len(forbidden) + 1) if i not in forbidden
+        )
 
     def choose(
         t: Tensor,
@@ -94,36 +104,13 @@ def greedy_choose(pad_token: IntOrTensor) -> Callable[..., tuple]:
         lengths: Tensor,
         at_limit: Tensor,
         ex: dict,
-    ) -> Tuple[Tensor, None, dict]:
-        tokens, chosen = best_tokens(log_probs)
-        pad = ops.cast(pad_token, "int32")
-        tokens = ops.where(finished, pad, tokens)
-        chosen = ops.where(finished, 0.0, chosen)
-        return tokens, None, {"log_probs": ex["log_probs"] + chosen}
-
-    return choose
-
-
-def greedy_choose_logits(
-    pad_token: IntOrTensor, forbidden: tuple
-) -> Callable[..., tuple]:
-    """`greedy_choose` on raw scores (`run_loop(..., constrain=False)`):
-    the pick of `best_allowed`, `pad_token` at a zero log-prob for the
-    finished rows."""
-    first = next(i for i in range(len(forbidden) + 1) if i not in forbidden)
-
-    def choose(
-        t: Tensor,
-        logits: Tensor,
-        attention: Optional[Tensor],
-        finished: Tensor,
-        lengths: Tensor,
-        at_limit: Tensor,
-        ex: dict,
         prefix: Optional[Tuple[Tensor, Tensor]] = None,
         allowed: Optional[Tensor] = None,
     ) -> Tuple[Tensor, None, dict]:
-        tokens, chosen = best_allowed(logits, allowed, prefix, first)
+        if first is None:
+            tokens, chosen = best_tokens(log_probs)
+        else:
+            tokens, chosen = best_allowed(log_probs, allowed, prefix, first)
         pad = ops.cast(pad_token, "int32")
         tokens = ops.where(finished, pad, tokens)
         chosen = ops.where(finished, 0.0, chosen)
@@ -251,10 +238,7 @@ def greedy_decode(
         from_logits, prefix, prefix_lengths, normalize_logits=False,
     )
     from_logits = bool(from_logits)  # a bool: check_common checked it
-    if from_logits:
-        choose = greedy_choose_logits(pad_token, forbidden)
-    else:
-        choose = greedy_choose(pad_token)
+    choose = greedy_choose(pad_token, forbidden if from_logits else None)
     out = core.run_loop(
         step, start, initial_state, choose, row_extras,
         end_token, pad_token, max_length, prefix=prefix, pad_finished=False,
