@@ -811,3 +811,153 @@ def test_attention_memory_options_validation():
             5, 5, attention_keys="embedding", attention_values="embedding",
             bridge=False,
         )
+
+
+def _two_runs(tmp_path, monkeypatch, forward, reverse):
+    """`load_trained("fwd")` gives `forward`, any other run `reverse`
+    (`_FixedAttention`s); every load is counted in the returned list."""
+    from examples.nmt import run as run_lib
+
+    path = _vocab(tmp_path, ["a", "b", "c", "x", "y", "z"])
+    source = _processor(path, add_start=False)
+    target = _processor(path)
+    loads = []
+
+    def load(run_dir):
+        loads.append(run_dir)
+        model = forward if run_dir == "fwd" else reverse
+        return model, source, target, None
+
+    monkeypatch.setattr(run_lib, "load_trained", load)
+    return loads, source, target
+
+
+def test_agreement_links_where_both_directions_agree(tmp_path, monkeypatch):
+    """`symmetrize="agreement"`: the links of `agreement_links` on the two
+    directions' word attention, the reverse one read swapped and not
+    transposed before."""
+    # Forward: target word j puts 0.6 on source word j, 0.4 on j + 1.
+    # Reverse (reading "x y z" -> "a b c"): source word i puts all on
+    # target word i - 1. They agree on (j + 1, j): sqrt(0.4 * 1) = 0.63.
+    _, source, target = _two_runs(
+        tmp_path, monkeypatch, _FixedAttention(_split_row), _FixedAttention()
+    )
+    pairs = [("a b c", "x y z"), ("c a", "z x y")]
+    agree = functools.partial(
+        align.align_run, "fwd", pairs, reverse_run="rev",
+        symmetrize="agreement",
+    )
+    assert agree()[0] == {(1, 0), (2, 1), (0, 2)}
+    assert agree(agreement_threshold=0.64) == [set(), set()]
+    forward = list(align.attention_word_matrices(
+        _FixedAttention(_split_row), source, target, pairs
+    ))
+    reverse = list(align.attention_word_matrices(
+        _FixedAttention(), source, target, [(t, s) for s, t in pairs]
+    ))
+    for threshold in (0.1, 0.3, 0.5, 0.63):
+        assert agree(agreement_threshold=threshold) == [
+            al.agreement_links(f, r, threshold)
+            for f, r in zip(forward, reverse)
+        ]
+    # Hard-link symmetrization of the same runs links every word.
+    union = align.align_run("fwd", pairs, reverse_run="rev",
+                            symmetrize="union")
+    assert len(union[0]) == 6 and agree()[0] < union[0]
+
+
+def test_product_prior_keeps_rows_distributions(tmp_path, monkeypatch):
+    """`prior_mix="product"`: `reweight_by_prior` of the word attention
+    with the prior's matrix, in both directions."""
+    from examples.nmt import run as run_lib
+
+    _, source, target = _two_runs(
+        tmp_path, monkeypatch, _FixedAttention(_split_row), _FixedAttention()
+    )
+    pairs = [("a b c", "x y z")]
+    diagonal = [{(0, 0), (1, 1), (2, 2)}]
+    prior = al.LinkRates.from_links(["a b c"], ["x y z"], diagonal)
+    plain = next(align.attention_word_matrices(
+        _FixedAttention(_split_row), source, target, pairs
+    ))
+    for floor in (0.05, 0.2, 3.0):
+        (product,) = align.attention_word_matrices(
+            _FixedAttention(_split_row), source, target, pairs, prior=prior,
+            prior_mix="product", prior_floor=floor,
+        )
+        expected = al.reweight_by_prior(
+            plain, prior.matrix("a b c".split(), "x y z".split()), floor
+        )
+        np.testing.assert_allclose(product, expected)
+        np.testing.assert_allclose(product.sum(axis=1), 1.0)
+    # The reverse run puts 0.4 on the diagonal and 0.6 beside it: every
+    # pair it weighs agrees at sqrt(0.6 * 0.4) = sqrt(0.4 * 0.6) = 0.49,
+    # under 0.5. The diagonal prior (floor 0.2) moves both directions'
+    # mass onto the diagonal (0.9 and 0.8): agreement 0.85 there.
+    monkeypatch.setattr(run_lib, "load_trained", lambda run_dir: (
+        _FixedAttention(_split_row) if run_dir == "fwd" else _FixedAttention(
+            lambda r, n: 0.4 * np.eye(n)[r % 3] + 0.6 * np.eye(n)[(r - 1) % 3]
+        ), source, target, None,
+    ))
+    agree = functools.partial(
+        align.align_run, "fwd", pairs, reverse_run="rev",
+        symmetrize="agreement", agreement_threshold=0.5,
+    )
+    assert agree() == [set()]
+    assert agree(prior=prior, prior_mix="product") == diagonal
+    # A floor large enough leaves the attention as it is.
+    assert agree(prior=prior, prior_mix="product", prior_floor=1e9) == [set()]
+    with pytest.raises(ValueError, match="prior_mix"):
+        align.align_run("fwd", pairs, prior=prior, prior_mix="sum")
+    with pytest.raises(ValueError, match="floor"):
+        align.align_run("fwd", pairs, prior=prior, prior_mix="product",
+                        prior_floor=0.0)
+
+
+def test_agreement_checks_come_before_any_model_loads(tmp_path, monkeypatch):
+    loads, _, _ = _two_runs(
+        tmp_path, monkeypatch, _FixedAttention(), _FixedAttention()
+    )
+    pairs = [("a b c", "x y z")]
+    for run, reverse in (("fwd", None), (None, "rev")):
+        with pytest.raises(ValueError, match="both directions.*run_dir="):
+            align.align_run(run, pairs, reverse_run=reverse,
+                            symmetrize="agreement")
+    for threshold in (0.0, 1.5, float("nan")):
+        with pytest.raises(ValueError, match="threshold"):
+            align.align_run("fwd", pairs, reverse_run="rev",
+                            symmetrize="agreement",
+                            agreement_threshold=threshold)
+    with pytest.raises(ValueError, match="method"):
+        align.align_run("fwd", pairs, reverse_run="rev", symmetrize="agree")
+    assert loads == []
+
+
+def test_align_command_agreement_with_a_self_prior(
+    tmp_path, monkeypatch, capsys
+):
+    """`align --symmetrize agreement --self-prior --prior-mix product`:
+    the first pass (the self prior's links) is the agreement's too."""
+    _two_runs(
+        tmp_path, monkeypatch, _FixedAttention(_split_row), _FixedAttention()
+    )
+    data = _write(tmp_path / "pairs.tsv", "a b c\tx y z\nb c a\ty z x\n")
+    out = str(tmp_path / "out.align")
+    base = ["align", "--run", "fwd", "--reverse-run", "rev", "--data", data,
+            "--out", out, "--quiet", "--symmetrize", "agreement"]
+    assert cli.main(base) == 0
+    agreed = [{(1, 0), (2, 1), (0, 2)}] * 2
+    assert [s for s, _ in al.read_pharaoh(out)] == agreed
+    assert cli.main(base + ["--agreement-threshold", "0.7"]) == 0
+    assert [s for s, _ in al.read_pharaoh(out)] == [set(), set()]
+    # The runs' own agreed links as the prior (rate 1 each): the product
+    # only sharpens what the two directions already agree on.
+    assert cli.main(base + ["--self-prior", "--prior-mix", "product",
+                            "--prior-floor", "0.05"]) == 0
+    assert "self prior: 2 pairs, 6 links" in capsys.readouterr().out
+    assert [s for s, _ in al.read_pharaoh(out)] == agreed
+    assert cli.main(base + ["--agreement-threshold", "2"]) == 2
+    assert "threshold" in capsys.readouterr().err
+    assert cli.main(["align", "--run", "fwd", "--data", data, "--out", out,
+                     "--symmetrize", "agreement"]) == 2
+    assert "both directions" in capsys.readouterr().err

@@ -15,7 +15,10 @@
   reference translations.
 - Whitespace words (the words of Pharaoh files, `guided_alignment` and the
   `align` command) and the model's tokens: `whitespace.py`;
-  `attention_word_links` and `align_run` give argmax links over them.
+  `attention_word_matrices` gives the attention over them,
+  `attention_word_links` its hard links, and `align_run` the links of one
+  or two runs, symmetrized (hard links, or the two directions' soft
+  agreement).
 - `shift=True` ("Shift-Att", Chen et al., 2020, "Accurate Word Alignment
   Induction from Neural Machine Translation"): a target piece takes the
   attention of the decoder step that reads it (the next row), not of the
@@ -23,7 +26,9 @@
 """
 
 import dataclasses
+from typing import Iterator
 from typing import List
+from typing import Optional
 from typing import Sequence
 from typing import Tuple
 
@@ -40,7 +45,15 @@ from examples.nmt.whitespace import whitespace_attention
 from examples.nmt.whitespace import word_positions
 from keras_attention import alignment as al
 from keras_attention.checks import check_bool
+from keras_attention.checks import check_choice
 from keras_attention.checks import check_positive_int
+
+# How a prior enters the attention (`attention_word_matrices`).
+PRIOR_MIXES = ("linear", "product")
+# The symmetrization of `align_run` that reads the two directions' soft
+# attention (`keras_attention.alignment.agreement_links`), beside the
+# methods of `keras_attention.alignment.symmetrize` on hard links.
+AGREEMENT = "agreement"
 
 
 def token_str(token):
@@ -223,7 +236,7 @@ def teacher_forced_attention(
     return out
 
 
-def attention_word_links(
+def attention_word_matrices(
     seq2seq,
     source_processor,
     target_processor,
@@ -231,25 +244,24 @@ def attention_word_links(
     batch_size: int = 256,
     progress: bool = False,
     shift: bool = False,
-    method: str = ALIGN_DEFAULTS["method"],
-    threshold: float = ALIGN_DEFAULTS["threshold"],
     output: str = "alignment",
     prior=None,
     prior_weight: float = ALIGN_DEFAULTS["prior_weight"],
     cognates: bool = False,
-) -> List[set]:
-    """Hard links over whitespace words from teacher-forced attention.
+    prior_mix: str = ALIGN_DEFAULTS["prior_mix"],
+    prior_floor: float = ALIGN_DEFAULTS["prior_floor"],
+) -> Iterator[Optional[np.ndarray]]:
+    """Whitespace-word attention of each pair, teacher-forced.
 
     For each pair, `teacher_forced_attention`, then `whitespace_attention`
-    over the whitespace words of the raw sentences, then
-    `keras_attention.alignment.hard_links`: one link per target word to its
-    highest-weighted source word (`method="argmax"`), or every link of
-    weight at least `threshold` (`"threshold"`: a target word may get
-    several links or none). A pair whose words cannot be matched
-    (`word_positions` gives `None`) gets no links. With a `prior`
-    (`keras_attention.alignment.LinkRates` of this direction), the
-    links are those of `mix_prior(attention, prior.matrix(...),
-    prior_weight)` over the whitespace words; with `cognates`, the prior
+    over the whitespace words of the raw sentences: a
+    `(target_words, source_words)` matrix, or `None` for a pair whose
+    words cannot be matched (`word_positions` gives `None`). With a
+    `prior` (`keras_attention.alignment.LinkRates` of this direction), the
+    matrix is `mix_prior(attention, prior.matrix(...), prior_weight)`
+    (`prior_mix="linear"`) or `reweight_by_prior(attention,
+    prior.matrix(...), prior_floor)` (`"product"`: rows that stay
+    distributions, for `agreement_links`); with `cognates`, the prior
     matrix is the `np.maximum` of that and `orthographic_similarity`
     (alone without `prior`).
 
@@ -264,34 +276,54 @@ def attention_word_links(
         shift: Whether target piece `p` takes the attention row `p + 1`
             (the step whose input is piece `p`, "Shift-Att") instead of
             row `p` (the step that predicts it). Defaults to `False`.
-        method: `"argmax"` or `"threshold"`. Defaults to `"argmax"`.
-        threshold: The minimum weight of a link with
-            `method="threshold"`. Defaults to `0.5`.
         output: The model output read (`teacher_forced_attention`).
             Defaults to `"alignment"`.
         prior: Optional `LinkRates` (source words as its source).
-        prior_weight: The prior's share in `[0, 1]`. Defaults to `0.5`.
+        prior_weight: The prior's share in `[0, 1]` with
+            `prior_mix="linear"`. Defaults to `0.5`.
         cognates: Whether the prior holds the words' spelling similarity.
             Defaults to `False`.
+        prior_mix: `"linear"` (`mix_prior`) or `"product"`
+            (`reweight_by_prior`). Defaults to `"linear"`.
+        prior_floor: The `floor` of `reweight_by_prior` with
+            `prior_mix="product"`. Defaults to `0.2`.
 
-    Returns:
-        A list of sets of `(source_word, target_word)` links.
+    Yields:
+        One `(target_words, source_words)` numpy matrix (or `None`) per
+        pair, in order; the model runs on 1,024 pairs at a time.
     """
     batch_size = check_positive_int("batch_size", batch_size)
-    al.hard_links(np.zeros((1, 1)), method, threshold)  # checks both
     if prior is not None and not isinstance(prior, al.LinkRates):
         raise TypeError(
             "`prior` must be a keras_attention.alignment.LinkRates or None. "
             f"Received: {type(prior).__name__}"
         )
     cognates = check_bool("cognates", cognates)
-    mixed = prior is not None or cognates
-    if mixed:
-        al.mix_prior(np.zeros((1, 1)), np.zeros((1, 1)), prior_weight)
+    check_choice("prior_mix", prior_mix, PRIOR_MIXES)
+    if prior_mix == "linear":
+        def mix(matrix, prior_matrix):
+            return al.mix_prior(matrix, prior_matrix, prior_weight)
+    else:
+        def mix(matrix, prior_matrix):
+            return al.reweight_by_prior(matrix, prior_matrix, prior_floor)
+    if prior is not None or cognates:
+        mix(np.zeros((1, 1)), np.zeros((1, 1)))  # checks the weight
+    else:
+        mix = None
+    return _word_matrices(
+        seq2seq, source_processor, target_processor, pairs, batch_size,
+        progress, shift, output, prior, cognates, mix,
+    )
+
+
+def _word_matrices(seq2seq, source_processor, target_processor, pairs,
+                   batch_size, progress, shift, output, prior, cognates,
+                   mix):
+    # The generator of `attention_word_matrices`, whose checks run when it
+    # is called; `mix` is None when no prior is mixed in.
     bar = keras.utils.Progbar(len(pairs), unit_name="pair") if progress else None
     s_room = token_room(source_processor)
     t_room = token_room(target_processor)
-    out = []
     for i in range(0, len(pairs), 1024):
         chunk = list(pairs[i : i + 1024])
         attention = teacher_forced_attention(
@@ -306,21 +338,67 @@ def attention_word_links(
             s_pos = word_positions(source, sc, s_room)
             t_pos = word_positions(target, tc, t_room)
             if s_pos is None or t_pos is None or not s_pos:
-                out.append(set())
+                yield None
                 continue
             if shift:
                 weights = weights[1:]
                 t_pos = [[p for p in w if p < len(weights)] for w in t_pos]
             matrix = whitespace_attention(weights, s_pos, t_pos)
-            if mixed:
-                matrix = al.mix_prior(
-                    matrix, prior_matrix(prior, cognates, source, target),
-                    prior_weight,
+            if mix is not None:
+                matrix = mix(
+                    matrix, prior_matrix(prior, cognates, source, target)
                 )
-            out.append(al.hard_links(matrix, method, threshold))
+            yield matrix
         if bar is not None:
             bar.add(len(chunk))
-    return out
+
+
+def attention_word_links(
+    seq2seq,
+    source_processor,
+    target_processor,
+    pairs: Sequence[Tuple[str, str]],
+    batch_size: int = 256,
+    progress: bool = False,
+    shift: bool = False,
+    method: str = ALIGN_DEFAULTS["method"],
+    threshold: float = ALIGN_DEFAULTS["threshold"],
+    output: str = "alignment",
+    prior=None,
+    prior_weight: float = ALIGN_DEFAULTS["prior_weight"],
+    cognates: bool = False,
+    prior_mix: str = ALIGN_DEFAULTS["prior_mix"],
+    prior_floor: float = ALIGN_DEFAULTS["prior_floor"],
+) -> List[set]:
+    """Hard links over whitespace words from teacher-forced attention.
+
+    `keras_attention.alignment.hard_links` of each matrix of
+    `attention_word_matrices`: one link per target word to its
+    highest-weighted source word (`method="argmax"`), or every link of
+    weight at least `threshold` (`"threshold"`: a target word may get
+    several links or none). A pair whose words cannot be matched gets no
+    links.
+
+    Args:
+        seq2seq, source_processor, target_processor, pairs, batch_size,
+        progress, shift, output, prior, prior_weight, cognates, prior_mix,
+        prior_floor: As `attention_word_matrices`.
+        method: `"argmax"` or `"threshold"`. Defaults to `"argmax"`.
+        threshold: The minimum weight of a link with
+            `method="threshold"`. Defaults to `0.5`.
+
+    Returns:
+        A list of sets of `(source_word, target_word)` links.
+    """
+    al.hard_links(np.zeros((1, 1)), method, threshold)  # checks both
+    return [
+        set() if matrix is None else al.hard_links(matrix, method, threshold)
+        for matrix in attention_word_matrices(
+            seq2seq, source_processor, target_processor, pairs, batch_size,
+            progress, shift, output, prior, prior_weight, cognates,
+            prior_mix, prior_floor,
+        )
+    ]
 
 
 def align_run(
@@ -337,6 +415,9 @@ def align_run(
     prior_weight: float = ALIGN_DEFAULTS["prior_weight"],
     cognates: bool = False,
     max_tokens: int = None,
+    prior_mix: str = ALIGN_DEFAULTS["prior_mix"],
+    prior_floor: float = ALIGN_DEFAULTS["prior_floor"],
+    agreement_threshold: float = ALIGN_DEFAULTS["agreement_threshold"],
 ) -> List[set]:
     """Links of a trained run on raw pairs, optionally symmetrized.
 
@@ -347,23 +428,30 @@ def align_run(
         reverse_run: Optional run trained target -> source: it reads the
             pairs swapped, its links are transposed and symmetrized with
             the forward ones (`keras_attention.alignment.symmetrize`).
-        symmetrize: The symmetrization method. Defaults to
-            `"grow-diag-final-and"`.
+        symmetrize: The symmetrization method: one of
+            `keras_attention.alignment.symmetrize`'s, on each direction's
+            hard links, or `"agreement"`: the links where the two
+            directions' soft word attention agree
+            (`keras_attention.alignment.agreement_links`, at
+            `agreement_threshold`; `method` and `threshold` play no part),
+            which needs both runs. Defaults to `"grow-diag-final-and"`.
         batch_size: Pairs per model call. Defaults to `256`.
         progress: Whether to show progress bars. Defaults to `False`.
         shift: "Shift-Att" for both runs (see `attention_word_links`).
             Defaults to `False`.
         method, threshold: The hard links of each direction (see
             `attention_word_links`). Default to argmax links.
-        prior, prior_weight, cognates: A lexical prior (`LinkRates`,
-            source -> target: the reverse run reads it transposed) and the
-            spelling similarity, mixed into each direction's attention
-            (see `attention_word_links`).
+        prior, prior_weight, cognates, prior_mix, prior_floor: A lexical
+            prior (`LinkRates`, source -> target: the reverse run reads it
+            transposed) and the spelling similarity, mixed into each
+            direction's attention (see `attention_word_matrices`).
         max_tokens: The longest token sequence each run reads, `[START]`
             and `[END]` included; defaults to the run's own (its training
             cut, `TextConfig.max_tokens`). The recurrent models read any
             length: a larger value aligns the words of long sentences
             that the run's cut would leave without links.
+        agreement_threshold: The threshold of `symmetrize="agreement"`,
+            in `(0, 1]`. Defaults to `0.3`.
 
     Returns:
         A list of sets of `(source_word, target_word)` links.
@@ -372,6 +460,20 @@ def align_run(
 
     if max_tokens is not None:
         max_tokens = check_positive_int("max_tokens", max_tokens)
+    if run_dir is None and reverse_run is None:
+        raise ValueError("Give `run_dir`, `reverse_run` or both.")
+    agree = symmetrize == AGREEMENT
+    if agree:
+        if run_dir is None or reverse_run is None:
+            raise ValueError(
+                f"`symmetrize={AGREEMENT!r}` reads the attention of both "
+                "directions: give `run_dir` and `reverse_run`. Received: "
+                f"run_dir={run_dir!r}, reverse_run={reverse_run!r}"
+            )
+        al.agreement_links(np.ones((1, 1)), np.ones((1, 1)),
+                           agreement_threshold)  # checks the threshold
+    elif run_dir is not None and reverse_run is not None:
+        al.symmetrize(set(), set(), symmetrize)  # checks the method
 
     def load(path):
         seq2seq, source, target, configs = run_lib.load_trained(path)
@@ -382,28 +484,36 @@ def align_run(
             source, target = run_lib.make_processors(path, text_config)
         return seq2seq, source, target
 
-    if run_dir is None and reverse_run is None:
-        raise ValueError("Give `run_dir`, `reverse_run` or both.")
+    def direction(path, pairs, prior):
+        options = dict(
+            batch_size=batch_size, progress=progress, shift=shift,
+            prior=prior, prior_weight=prior_weight, cognates=cognates,
+            prior_mix=prior_mix, prior_floor=prior_floor,
+        )
+        if agree:
+            return list(attention_word_matrices(*load(path), pairs, **options))
+        return attention_word_links(
+            *load(path), pairs, method=method, threshold=threshold, **options
+        )
+
     links = reverse = None
     if run_dir is not None:
-        seq2seq, source, target = load(run_dir)
-        links = attention_word_links(
-            seq2seq, source, target, pairs, batch_size, progress, shift,
-            method, threshold, prior=prior, prior_weight=prior_weight,
-            cognates=cognates,
-        )
+        links = direction(run_dir, pairs, prior)
     if reverse_run is not None:
-        seq2seq, source, target = load(reverse_run)
-        reverse = attention_word_links(
-            seq2seq, source, target, [(t, s) for s, t in pairs],
-            batch_size, progress, shift, method, threshold,
-            prior=None if prior is None else prior.transposed(),
-            prior_weight=prior_weight, cognates=cognates,
+        reverse = direction(
+            reverse_run, [(t, s) for s, t in pairs],
+            None if prior is None else prior.transposed(),
         )
+    if agree:
+        return [
+            set() if f is None or r is None
+            else al.agreement_links(f, r, agreement_threshold)
+            for f, r in zip(links, reverse)
+        ]
+    if reverse is not None:
         reverse = [al.transpose_links(x) for x in reverse]
     if reverse is None:
         return links
     if links is None:
         return reverse
     return al.symmetrize_corpus(links, reverse, symmetrize)
-

@@ -122,9 +122,6 @@ def cmd_align(args):
             f"written one line per pair). Received: {corpus.skipped} "
             f"malformed lines ({dict(corpus.reasons)}) in {args.data}"
         )
-    if args.reverse_run:
-        # The method checked (by the library) before any model runs.
-        al.symmetrize(set(), set(), args.symmetrize)
     prior = None
     if args.self_prior and args.prior_links:
         raise ValueError(
@@ -156,6 +153,8 @@ def cmd_align(args):
         shift=args.shift, method=args.links, threshold=args.threshold,
         prior=prior, prior_weight=args.prior_weight,
         cognates=args.cognates, max_tokens=args.max_tokens,
+        prior_mix=args.prior_mix, prior_floor=args.prior_floor,
+        agreement_threshold=args.agreement_threshold,
     )
     seconds = time.perf_counter() - start
     al.write_pharaoh(args.out, links)
@@ -186,6 +185,7 @@ def self_prior(args, pairs):
         progress=len(pairs) >= 1000 and not args.quiet,
         shift=args.shift, method=args.links, threshold=args.threshold,
         max_tokens=args.max_tokens,
+        agreement_threshold=args.agreement_threshold,
     )
     print(f"self prior: {len(pairs)} pairs, {sum(map(len, links))} links "
           f"counted in {time.perf_counter() - start:.1f} s")
@@ -247,8 +247,17 @@ def add_alignment_commands(sub):
         "--symmetrize", default=config_lib.ALIGN_DEFAULTS["symmetrize"],
         metavar="METHOD",
         help="a method of keras_attention.alignment.symmetrize (checked "
-        "there): intersection, union or a grow variant (default: "
-        "%(default)s)",
+        "there): intersection, union or a grow variant, on each "
+        "direction's hard links; or 'agreement': the word pairs where the "
+        "two directions' soft attention agree, geometric mean >= "
+        "--agreement-threshold (keras_attention.alignment.agreement_links; "
+        "needs --run and --reverse-run) (default: %(default)s)",
+    )
+    p.add_argument(
+        "--agreement-threshold", type=float,
+        default=config_lib.ALIGN_DEFAULTS["agreement_threshold"],
+        help="the threshold of --symmetrize agreement, in (0, 1] "
+        "(default: %(default)s)",
     )
     p.add_argument(
         "--shift", action="store_true",
@@ -297,6 +306,21 @@ def add_alignment_commands(sub):
         default=config_lib.ALIGN_DEFAULTS["prior_weight"],
         help="the prior's share of the mixture, in [0, 1] (default: "
         "%(default)s)",
+    )
+    p.add_argument(
+        "--prior-mix", default=config_lib.ALIGN_DEFAULTS["prior_mix"],
+        choices=("linear", "product"),
+        help="how the prior enters the attention: linear, (1 - "
+        "--prior-weight) * attention + --prior-weight * prior; product, "
+        "attention * (--prior-floor + prior) renormalized per word (rows "
+        "that stay distributions, for --symmetrize agreement) (default: "
+        "%(default)s)",
+    )
+    p.add_argument(
+        "--prior-floor", type=float,
+        default=config_lib.ALIGN_DEFAULTS["prior_floor"],
+        help="with --prior-mix product: how much the attention counts "
+        "where the prior is 0, > 0 (default: %(default)s)",
     )
     p.add_argument(
         "--batch-size", type=int,

@@ -32,6 +32,9 @@ ALIGN_DEFAULTS = {
     "method": "argmax",
     "threshold": 0.5,
     "prior_weight": 0.5,
+    "prior_mix": "linear",
+    "prior_floor": 0.2,
+    "agreement_threshold": 0.3,
 }
 
 

@@ -6,10 +6,12 @@
 - `hard_links`, `attention_links`, `transpose_links`: `argmax` or
   `threshold` links `(source, target)`.
 - `symmetrize`: intersection, union, grow(-diag)(-final)(-and), as Moses
-  `symal`.
+  `symal`; `agreement_links`, `agreement_matrix`: the links where both
+  directions' soft attention agree (before any hard link is taken).
 - `read_pharaoh`, `write_pharaoh`, `parse_pharaoh`, `format_pharaoh`.
 - `alignment_scores`: AER, precision, recall (Och & Ney, 2003).
-- `LinkRates`, `orthographic_similarity`, `mix_prior`, `word_key`: a
+- `LinkRates`, `orthographic_similarity`, `mix_prior`,
+  `reweight_by_prior`, `word_key`: a
   lexical prior counted on a corpus's reference links and one from the
   words' spelling, mixed into the attention (a neural-plus-count hybrid
   for rare words).
@@ -20,11 +22,14 @@ Everything but `GuidedAlignmentLoss` is plain numpy/Python; the loss uses
 `keras.ops` and runs on every Keras backend. See `docs/alignment.md`.
 """
 
+from keras_attention.alignment.agreement import agreement_links
+from keras_attention.alignment.agreement import agreement_matrix
 from keras_attention.alignment.guided_loss import GuidedAlignmentLoss
 from keras_attention.alignment.guided_loss import links_to_matrix
 from keras_attention.alignment.lexical import LinkRates
 from keras_attention.alignment.lexical import mix_prior
 from keras_attention.alignment.lexical import orthographic_similarity
+from keras_attention.alignment.lexical import reweight_by_prior
 from keras_attention.alignment.lexical import word_key
 from keras_attention.alignment.links import attention_links
 from keras_attention.alignment.links import hard_links
@@ -46,6 +51,8 @@ __all__ = [
     "DEFAULT_SPECIAL_TOKENS",
     "GuidedAlignmentLoss",
     "LinkRates",
+    "agreement_links",
+    "agreement_matrix",
     "alignment_scores",
     "attention_links",
     "format_pharaoh",
@@ -56,6 +63,7 @@ __all__ = [
     "orthographic_similarity",
     "parse_pharaoh",
     "read_pharaoh",
+    "reweight_by_prior",
     "symmetrize",
     "symmetrize_corpus",
     "transpose_links",

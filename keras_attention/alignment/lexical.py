@@ -24,6 +24,9 @@ attention before hard links are taken.
   `np.maximum` of it and the rates is a prior for both.
 - `mix_prior(attention, prior, weight)`: `(1 - weight) * attention +
   weight * prior`, then `hard_links` as for attention.
+- `reweight_by_prior(attention, prior, floor)`: `attention * (floor +
+  prior)`, renormalized per target word: rows that stay distributions,
+  for `agreement_links`.
 
 Plain Python and numpy.
 
@@ -48,6 +51,7 @@ import numpy as np
 from keras_attention.checks import check_float
 from keras_attention.checks import check_links
 from keras_attention.checks import check_positive_int
+from keras_attention.checks import check_weight_matrix
 from keras_attention.typing import ArrayLike
 
 
@@ -263,6 +267,18 @@ def orthographic_similarity(
     return out
 
 
+def _matrix_and_prior(attention: ArrayLike, prior: ArrayLike) -> tuple:
+    attention = check_weight_matrix("attention", attention)
+    prior = check_weight_matrix("prior", prior)
+    if prior.shape != attention.shape:
+        raise ValueError(
+            "`prior` must have the shape of `attention`, (target_words, "
+            f"source_words). Received: attention of shape {attention.shape}, "
+            f"prior of shape {prior.shape}"
+        )
+    return attention, prior
+
+
 def mix_prior(
     attention: ArrayLike, prior: ArrayLike, weight: float
 ) -> np.ndarray:
@@ -278,21 +294,54 @@ def mix_prior(
         The mixed `float64` matrix; `hard_links` turns it into links (with
         threshold links, a word pair of rate 1 and weight 0.5 is linked
         whatever the attention).
+
+    Raises:
+        ValueError: if `weight` is outside `[0, 1]`, or a matrix is not
+            2-D, holds a NaN, an infinity or a negative weight, or the two
+            shapes differ.
     """
     weight = check_float("weight", weight, low=0.0, high=1.0)
-    attention = np.asarray(attention, dtype="float64")
-    prior = np.asarray(prior, dtype="float64")
-    if attention.ndim != 2 or prior.shape != attention.shape:
-        raise ValueError(
-            "`attention` must be a (target_words, source_words) matrix and "
-            "`prior` of the same shape. Received: attention of shape "
-            f"{attention.shape}, prior of shape {prior.shape}"
-        )
-    for name, value in (("attention", attention), ("prior", prior)):
-        if not np.all(np.isfinite(value)) or value.min(initial=0.0) < 0:
-            raise ValueError(
-                f"`{name}` must hold finite weights >= 0. Received: "
-                f"min {value.min(initial=0.0)}, "
-                f"non-finite {int(np.sum(~np.isfinite(value)))}"
-            )
+    attention, prior = _matrix_and_prior(attention, prior)
     return (1.0 - weight) * attention + weight * prior
+
+
+def reweight_by_prior(
+    attention: ArrayLike, prior: ArrayLike, floor: float = 0.2
+) -> np.ndarray:
+    """The attention times the prior, renormalized per target word.
+
+    Row `i` of the result is `attention[i] * (floor + prior[i])`, scaled to
+    sum to 1 (a row of zeros stays zeros): a posterior that keeps the
+    attention's distribution over the source words and moves its mass
+    toward the word pairs the prior favours. Unlike `mix_prior`, the rows
+    stay distributions, which `agreement_links` needs; `floor` is how much
+    the attention counts where the prior knows nothing (0: only word
+    pairs of positive prior keep weight; large: the attention alone).
+
+    Args:
+        attention: `(target_words, source_words)` word attention.
+        prior: The same shape, values in `[0, 1]` (e.g. `LinkRates.matrix`,
+            `orthographic_similarity`, or their `np.maximum`).
+        floor: A finite number > 0. Defaults to `0.2`.
+
+    Returns:
+        A `float64` matrix of `attention`'s shape whose rows sum to 1 (or
+        0).
+
+    Raises:
+        ValueError: if `floor` is not a finite number > 0, or a matrix is
+            not 2-D, holds a NaN, an infinity or a negative weight, or the
+            two shapes differ.
+
+    Example:
+
+    >>> reweight_by_prior([[0.5, 0.5]], [[1.0, 0.0]], floor=1.0).tolist()
+    [[0.6666666666666666, 0.3333333333333333]]
+    """
+    floor = check_float("floor", floor, low=0.0, low_open=True)
+    attention, prior = _matrix_and_prior(attention, prior)
+    weighted = attention * (floor + prior)
+    total = weighted.sum(axis=1, keepdims=True)
+    return np.divide(
+        weighted, total, out=np.zeros_like(weighted), where=total > 0
+    )

@@ -16,7 +16,8 @@ check_mask`; the modules group them by what they check:
 - `tensors`: shapes, masks, batch sizes and dtypes of tensors
   (`check_mask`, `check_ids`, `check_same_batch`, `check_feature_shape`, `shape_str`,
   `shapes_compatible`, `is_floating`, `is_tensor`, `to_tensor`);
-- `links`: word alignments (`check_links`, `check_corpus`);
+- `links`: word alignments and their weight matrices (`check_links`,
+  `check_corpus`, `check_weight_matrix`);
 - `errors`: `ArgumentTypeError` and the owner prefix of messages;
 - `dependencies`: optional packages that must import
   (`require_text_ops`).
@@ -26,6 +27,7 @@ from keras_attention.checks.errors import ArgumentTypeError
 from keras_attention.checks.errors import shape_str
 from keras_attention.checks.links import check_corpus
 from keras_attention.checks.links import check_links
+from keras_attention.checks.links import check_weight_matrix
 from keras_attention.checks.scalars import check_bool
 from keras_attention.checks.scalars import check_choice
 from keras_attention.checks.scalars import check_float
@@ -57,6 +59,7 @@ __all__ = [
     "check_positive_int",
     "check_same_batch",
     "check_scalar_tensor",
+    "check_weight_matrix",
     "concrete_value",
     "is_floating",
     "is_tensor",

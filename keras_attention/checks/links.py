@@ -1,13 +1,17 @@
-"""Checks of word alignments: links and corpora of links.
+"""Checks of word alignments: links, corpora of links, weight matrices.
 
 A link is a `(source, target)` pair of non-negative integers; an alignment
-is a set of links; a corpus is a sequence with one alignment per sentence.
+is a set of links; a corpus is a sequence with one alignment per sentence;
+a weight matrix is a `(target_words, source_words)` array of finite
+weights >= 0 (word attention, a prior).
 """
 
 import math
 import numbers
 from typing import Any
 from typing import Optional
+
+import numpy as np
 
 from keras_attention.checks.scalars import python_scalar
 
@@ -118,3 +122,33 @@ def check_corpus(name: str, corpus: Any) -> list:
             )
         out.append(check_links(f"{name}[{i}]", links))
     return out
+
+
+def check_weight_matrix(name: str, value: Any) -> np.ndarray:
+    """A `(target_words, source_words)` matrix of finite weights >= 0, as
+    a `float64` numpy array (word attention, a prior of link rates).
+
+    Raises:
+        ValueError: for a value that is not a 2-D numeric array, or holds
+            a NaN, an infinity or a negative weight.
+    """
+    try:
+        matrix = np.asarray(value, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError(
+            f"`{name}` must be a 2-D (target_words, source_words) array of "
+            f"weights. Received: {name}={value!r:.80}"
+        ) from None
+    if matrix.ndim != 2:
+        raise ValueError(
+            f"`{name}` must be a 2-D (target_words, source_words) array. "
+            f"Received: {name}.shape={matrix.shape}"
+        )
+    finite = np.isfinite(matrix)
+    if not finite.all() or matrix.min(initial=0.0) < 0:
+        raise ValueError(
+            f"`{name}` must hold finite weights >= 0. Received: "
+            f"min {np.min(np.where(finite, matrix, 0.0), initial=0.0)}, "
+            f"{int(np.sum(~finite))} NaN or infinite"
+        )
+    return matrix
