@@ -121,11 +121,9 @@ class PortableModule(tf.Module):
         max_length = tf.minimum(
             members_lib.length_limits(source_ids), self.max_output_tokens
         )
-        # Greedy decoding normalizes only the token it picks.
-        logits = decode is greedy_decode
-        options = {"from_logits": True} if logits else {}
+        step, options = members_lib.decoder_step(self.members, decode)
         decoded = decode(
-            members_lib.step(self.members, logits=logits),
+            step,
             members_lib.start_tokens(source_ids),
             members_lib.encode(self.members, source_ids),
             text_lib.END_ID,

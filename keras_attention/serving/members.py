@@ -17,6 +17,7 @@ import tensorflow as tf
 
 from keras_attention.decoding import ensemble_state
 from keras_attention.decoding import ensemble_step
+from keras_attention.decoding import greedy_decode
 from keras_attention.seq2seq import tokens as text_lib
 from keras_attention.seq2seq.generation import SOURCE_LENGTH_LIMIT
 
@@ -43,6 +44,16 @@ def step(members: Sequence[Any], logits: bool = False) -> Callable:
     if len(members) == 1:
         return members[0].step_logits if logits else members[0].step
     return ensemble_step([m.step for m in members])
+
+
+def decoder_step(members: Sequence[Any], decode: Callable) -> tuple:
+    """`(step_fn, options)` for `decode`: greedy decoding reads the
+    logits (`step(members, logits=True)`, `from_logits=True`: it
+    normalizes only the token it picks); the other decoders read
+    log-probabilities, with no option."""
+    if decode is greedy_decode:
+        return step(members, logits=True), {"from_logits": True}
+    return step(members), {}
 
 
 def start_tokens(source_ids: Tensor) -> Tensor:

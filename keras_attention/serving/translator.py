@@ -326,8 +326,10 @@ class TranslatorModule(tf.Module):
 
         return decode
 
-    def _step(self, logits: bool = False):
-        model_step = members_lib.step(self.members, logits=logits)
+    def _step(self, decode: Any) -> tuple:
+        """`members.decoder_step` of `decode`, its step checked to run
+        for inference only and compiled alone under `xla="step"`."""
+        model_step, options = members_lib.decoder_step(self.members, decode)
 
         def step(tokens: Tensor, state: Any) -> Any:
             outputs = model_step(tokens, state)
@@ -336,7 +338,7 @@ class TranslatorModule(tf.Module):
 
         if self.xla == "step":
             step = tf.function(step, jit_compile=True, autograph=False)
-        return step
+        return step, options
 
     def _decode_ids(
         self, decode: Any, source_dense: Tensor, prefix: Any
@@ -347,11 +349,8 @@ class TranslatorModule(tf.Module):
         state = members_lib.encode(self.members, source_dense)
         start = members_lib.start_tokens(source_dense)
         limit = members_lib.length_limits(source_dense)
-        options = {"forbidden_tokens": members_lib.FORBIDDEN_TOKENS}
-        # Greedy decoding normalizes only the token it picks.
-        logits = decode is greedy_decode
-        if logits:
-            options["from_logits"] = True
+        step, options = self._step(decode)
+        options["forbidden_tokens"] = members_lib.FORBIDDEN_TOKENS
         if prefix is not None:
             ids, lengths = prefix
             limit = tf.maximum(limit, lengths + PREFIX_ROOM)
@@ -360,7 +359,7 @@ class TranslatorModule(tf.Module):
             options["static_max_length"] = self.max_output_tokens
         max_length = tf.minimum(limit, self.max_output_tokens)
         decoded = decode(
-            self._step(logits), start, state, text_lib.END_ID, max_length,
+            step, start, state, text_lib.END_ID, max_length,
             **options,
         )
         inference_only()
