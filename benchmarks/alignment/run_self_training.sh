@@ -13,7 +13,8 @@
 #   links; SELF_PRIOR_LABELS=1: the targets of every round (the links
 #   of the rounds before the last) with the self prior and the spelling
 #   prior, as in step 4;
-#   PRIOR_WEIGHT of the self prior (default 0.7);
+#   PRIOR_WEIGHT of the self prior (default 0.7; PRIOR_FLOOR, default
+#   0.2, with LABELS=agreement, whose prior is `--prior-mix product`);
 #   PY (default .venv/bin/python, niced).
 # 1. the training text as run_buckets.sh writes it (both golds' pairs
 #    first, then the corpus), shuffled with the golds first, cut to its
@@ -27,12 +28,15 @@
 #    `align`ed as in 2;
 # 4. the last round's heads `align` the N pairs again with `--self-prior`
 #    (the link rates of their own links mixed into the attention) and the
-#    spelling prior (`--cognates`);
+#    spelling prior (`--cognates`), symmetrized grow-diag-final-and, then
+#    with `--symmetrize agreement` (the links both directions' soft
+#    attention agree on, the self prior's too, the prior as a product:
+#    `--prior-mix product`);
 # 5. each round's links of the golds' pairs (the first lines) scored by
 #    benchmarks.alignment.buckets against eflomal's (eflomal runs only to
 #    be compared with: no head learns from it).
-# About 12 minutes a round on 2 CPU cores at the defaults (25 minutes for
-# ROUNDS=1, 40 for 2).
+# About 12 minutes a round on 2 CPU cores at the defaults (30 minutes for
+# ROUNDS=1, 45 for 2).
 set -euo pipefail
 FRA=${1:-${FRA:-../shared/data/fra-eng/fra.txt}}
 D=${2:-runs/self}
@@ -58,6 +62,14 @@ if [ ! -f "$D/train.txt" ]; then
     head -n "$N" "$D/text_shuf.txt" > "$D/train.txt"
 fi
 transductive="--validation-fraction 0 --test-fraction 0"
+prior_flags() {  # SYMMETRIZATION: how the self prior enters the attention
+    if [ "$1" = agreement ]; then
+        echo --symmetrize agreement --prior-mix product \
+            --prior-floor "${PRIOR_FLOOR:-0.2}"
+    else
+        echo --symmetrize "$1" --prior-weight "${PRIOR_WEIGHT:-0.7}"
+    fi
+}
 train() {  # OUT HEAD [FLAGS...]
     local out=$1 head=$2; shift 2
     [ -f "$out/history.json" ] ||
@@ -67,14 +79,14 @@ train() {  # OUT HEAD [FLAGS...]
             --out "$out" "$@"
 }
 align_round() {  # ROUND: both directions' links of every training pair
-    local r=$1 cog=()
+    local r=$1 cog=(--symmetrize "$LABELS")
     [ -z "${COGNATES:-}" ] ||
-        cog=(--cognates --prior-weight "${COGNATE_WEIGHT:-0.5}")
+        cog+=(--cognates --prior-weight "${COGNATE_WEIGHT:-0.5}")
     [ -z "${SELF_PRIOR_LABELS:-}" ] || [ "$r" -ge "$ROUNDS" ] ||
-        cog=(--self-prior --cognates --prior-weight "${PRIOR_WEIGHT:-0.7}")
+        cog=(--self-prior --cognates $(prior_flags "$LABELS"))
     [ -f "$D/round$r.align" ] ||
         $PY -m examples.nmt align --data "$D/train.txt" --data-format anki \
-            --max-tokens "$MAX_TOKENS" --symmetrize "$LABELS" "${cog[@]}" \
+            --max-tokens "$MAX_TOKENS" "${cog[@]}" \
             --run "$D/r${r}_fr_en" --reverse-run "$D/r${r}_en_fr" \
             --out "$D/round$r.align"
 }
@@ -93,15 +105,22 @@ for r in $(seq 1 "$ROUNDS"); do
 done
 # The last round's links with the lexical prior of its own links
 # (`align --self-prior`: a first pass without a prior, the link rates of
-# its links, a second pass with them mixed in at PRIOR_WEIGHT, default
-# 0.7, and the spelling prior).
+# its links, a second pass with them mixed in, and the spelling prior):
+# grow-diag-final-and of each direction's links (the prior at weight
+# PRIOR_WEIGHT, default 0.7), then the two directions' agreement (the
+# prior as a product, floor PRIOR_FLOOR, default 0.2).
 last="$D/round${ROUNDS}_self.align"
-[ -f "$last" ] ||
-    $PY -m examples.nmt align --data "$D/train.txt" --data-format anki \
-        --max-tokens "$MAX_TOKENS" --symmetrize "$LABELS" --self-prior \
-        --prior-weight "${PRIOR_WEIGHT:-0.7}" --cognates \
-        --run "$D/r${ROUNDS}_fr_en" --reverse-run "$D/r${ROUNDS}_en_fr" \
-        --out "$last"
+agree="$D/round${ROUNDS}_agree.align"
+final() {  # OUT SYMMETRIZATION
+    [ -f "$1" ] ||
+        $PY -m examples.nmt align --data "$D/train.txt" --data-format anki \
+            --max-tokens "$MAX_TOKENS" --self-prior --cognates \
+            $(prior_flags "$2") --quiet \
+            --run "$D/r${ROUNDS}_fr_en" --reverse-run "$D/r${ROUNDS}_en_fr" \
+            --out "$1"
+}
+final "$last" "${LABELS/agreement/grow-diag-final-and}"
+final "$agree" agreement
 
 for gold in $GOLDS; do
     hyps=(--hyp eflomal="$D/eflomal_shuf.align")
@@ -109,6 +128,7 @@ for gold in $GOLDS; do
         hyps+=(--hyp "round $r=$D/round$r.align")
     done
     hyps+=(--hyp "round $ROUNDS, self prior=$last")
+    hyps+=(--hyp "round $ROUNDS, agreement + self prior=$agree")
     echo "== $gold"
     $PY -m benchmarks.alignment.buckets --corpus "$D/text.txt" \
         --gold-dir $G/$gold --hyp-first-line "$(first_line $gold)" \
