@@ -287,6 +287,32 @@ def test_align_writes_one_pharaoh_line_per_pair(model, data, capsys):
             assert i < len(source.split()) and j < len(target.split())
 
 
+def test_align_agreement_of_both_directions(model, data, capsys):
+    out = data["folder"] / "agreed.txt"
+    base = ["align", "--model", model, "--data", data["tsv"], "--reverse",
+            model, "--out", out]
+    union = data["folder"] / "union.txt"
+    status, _, err = call(capsys, *base[:-1], union, "--method",
+                          "threshold", "--threshold", "0.04",
+                          "--symmetrize", "union")
+    assert status == 0, err
+    for threshold in ("0.2", "1"):
+        status, _, err = call(capsys, *base, "--symmetrize", "agreement",
+                              "--agreement-threshold", threshold)
+        assert status == 0, err
+        lines = out.read_text().splitlines()
+        assert len(lines) == len(PAIRS)
+        # An agreed link has weight >= threshold ** 2 in both directions,
+        # so it is in the union of their threshold links at 0.04.
+        for line, loose in zip(lines, union.read_text().splitlines()):
+            assert set(line.split()) <= set(loose.split())
+    status, _, err = call(capsys, *base, "--agreement-threshold", "0.2")
+    assert_user_error(status, err, "goes with --symmetrize agreement")
+    status, _, err = call(capsys, *base, "--symmetrize", "agreement",
+                          "--agreement-threshold", "0")
+    assert_user_error(status, err, "must be in (0, 1]")
+
+
 def test_serve_answers_a_post(exported):
     process = subprocess.Popen(
         [sys.executable, "-m", "keras_attention", "serve", "--model",

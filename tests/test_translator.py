@@ -116,6 +116,61 @@ def test_align_symmetrized_and_cut(translator):
     assert all(s < translator.max_tokens - 1 for s, _ in links)
 
 
+def test_word_attention_and_agreement_against_numpy(translator):
+    """`word_attention` is the weights' word rows (one token a word);
+    `symmetrize="agreement"` links where sqrt(forward * backward.T) of
+    the two directions' word weights reaches the threshold."""
+    from keras_attention import alignment as al
+
+    sources, targets = SOURCES[:8], TARGETS[:8]
+    matrices = translator.word_attention(sources, targets)
+    forward = translator.teacher_forced_weights(sources, targets)
+    backward = translator.teacher_forced_weights(targets, sources)
+    for threshold in (0.3, 0.6):
+        agreed = translator.align(sources, targets, reverse=translator,
+                                  symmetrize="agreement",
+                                  agreement_threshold=threshold)
+        for i, (s, t) in enumerate(zip(sources, targets)):
+            n_s, n_t = len(s.split()), len(t.split())
+            f = forward[i, :n_t, :n_s]
+            b = backward[i, :n_s, :n_t]
+            np.testing.assert_allclose(matrices[i], f, rtol=1e-6)
+            expected = {(int(c), int(r)) for r, c in
+                        zip(*np.nonzero(np.sqrt(f * b.T) >= threshold))}
+            assert agreed[i] == expected
+    # The model knows the word-for-word task: the agreement at 0.3 is
+    # the diagonal on most pairs, and within the union of both
+    # directions' threshold links at 0.09 always.
+    agreed = translator.align(sources, targets, reverse=translator,
+                              symmetrize="agreement")
+    diagonal = [{(j, j) for j in range(len(s.split()))} for s in sources]
+    assert np.mean([a == d for a, d in zip(agreed, diagonal)]) >= 0.5
+    loose = translator.align(sources, targets, method="threshold",
+                             threshold=0.09, reverse=translator,
+                             symmetrize="union")
+    assert all(a <= u for a, u in zip(agreed, loose))
+    assert al.agreement_links(matrices[0], translator.word_attention(
+        targets[:1], sources[:1])[0]) == agreed[0]
+
+
+def test_align_refuses_bad_symmetrization(translator):
+    pairs = (SOURCES[:2], TARGETS[:2])
+    with pytest.raises(ValueError, match="give `reverse`"):
+        translator.align(*pairs, symmetrize="agreement")
+    for threshold in (0.0, 1.5, float("nan")):
+        with pytest.raises(ValueError, match="threshold"):
+            translator.align(*pairs, reverse=translator,
+                             symmetrize="agreement",
+                             agreement_threshold=threshold)
+    with pytest.raises(ValueError, match="method"):
+        translator.align(*pairs, reverse=translator, symmetrize="agree")
+    with pytest.raises(TypeError, match="`reverse` must be a `Translator`"):
+        translator.align(*pairs, reverse="model.keras",
+                         symmetrize="agreement")
+    with pytest.raises(ValueError, match="batch_size"):
+        translator.word_attention(*pairs, batch_size=0)
+
+
 def test_subword_words_grouped():
     """With WordPiece and punctuation, links index whitespace words."""
     sources = ["le chat, noir."] * 8

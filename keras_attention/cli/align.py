@@ -33,6 +33,17 @@ def run(args: Any) -> int:
                 "direction)"
             )
         options["symmetrize"] = args.symmetrize
+    if hasattr(args, "agreement_threshold"):
+        if getattr(args, "symmetrize", None) != "agreement":
+            raise CliError(
+                "--agreement-threshold goes with --symmetrize agreement"
+            )
+        if not 0.0 < args.agreement_threshold <= 1.0:
+            raise CliError(
+                "--agreement-threshold must be in (0, 1]; got "
+                f"{args.agreement_threshold}"
+            )
+        options["agreement_threshold"] = args.agreement_threshold
     if args.out is not None:
         check_output(args.out, "--out", overwrite=True)
     sources, targets = read_pairs(args.data, args.data_format, args.target_file)

@@ -328,6 +328,7 @@ def _add_serve(commands: Any) -> None:
 
 def _add_align(commands: Any) -> None:
     from keras_attention.alignment.symmetrization import METHODS
+    from keras_attention.translator.translating import AGREEMENT
     from keras_attention.translator.translating import LINK_METHODS
     from keras_attention.translator.translator import Translator
 
@@ -348,9 +349,17 @@ def _add_align(commands: Any) -> None:
     p.add_argument("--reverse", metavar="MODEL.keras", default=None,
                    help="a Translator of the other direction, whose links "
                    "are symmetrized with these")
-    p.add_argument("--symmetrize", choices=METHODS, default=argparse.SUPPRESS,
-                   help=f"with --reverse; default: "
+    p.add_argument("--symmetrize", choices=METHODS + (AGREEMENT,),
+                   default=argparse.SUPPRESS,
+                   help="with --reverse: a symmetrization of both "
+                   "directions' links, or 'agreement': the word pairs where "
+                   "both directions' weights agree; default: "
                    f"{align['symmetrize'].default}")
+    p.add_argument("--agreement-threshold", type=float, metavar="F",
+                   default=argparse.SUPPRESS,
+                   help="with --symmetrize agreement, in (0, 1]: the least "
+                   "geometric mean of the two directions' weights of a "
+                   f"link; default: {align['agreement_threshold'].default}")
     p.add_argument("--out", metavar="FILE", default=None,
                    help="the file to write (default: stdout)")
 

@@ -25,6 +25,10 @@ from keras_attention.tokenizers.base import check_texts
 from keras_attention.translator import word_links
 
 LINK_METHODS = ("argmax", "threshold")
+# The symmetrization of `align` that reads both directions' word weights
+# (`keras_attention.alignment.agreement_links`), beside the methods of
+# `keras_attention.alignment.symmetrize` on hard links.
+AGREEMENT = "agreement"
 
 
 class TranslationWarning(UserWarning):
@@ -214,6 +218,52 @@ class TranslatorDecoding:
 
     # ------------------------------------------------------------------
     # Alignment.
+    def word_attention(
+        self,
+        sources: Sequence[str],
+        targets: Sequence[str],
+        batch_size: int = 64,
+    ) -> List[np.ndarray]:
+        """The teacher-forced weights of sentence pairs over their words.
+
+        For each pair a `(target_words, source_words)` numpy matrix over
+        the whitespace words of the texts (`text.split()`): the weight of
+        a target word on a source word is the mean over the target word's
+        pieces of the summed weights on the source word's pieces
+        (`keras_attention.alignment.group_attention`); each row sums to 1
+        over the source words when no piece is cut off by `max_tokens`
+        (the source `[END]` aside). Words cut off have zero weights.
+
+        Args:
+            sources: The source texts.
+            targets: Their translations.
+            batch_size: Pairs per batch. Defaults to `64`.
+
+        Returns:
+            One matrix per pair.
+        """
+        sources, targets = check_pairs(sources, targets)
+        batch_size = check_positive_int("batch_size", batch_size)
+        matrices = []
+        room = self.max_tokens - int(self.source_end_token)
+        for start in range(0, len(sources), batch_size):
+            s_batch = sources[start : start + batch_size]
+            t_batch = targets[start : start + batch_size]
+            s_groups = word_links.word_positions(
+                self.source_tokenizer, s_batch, 0, room
+            )
+            t_groups = word_links.word_positions(
+                self.target_tokenizer, t_batch, 1, self.max_tokens - 2
+            )
+            weights = self.teacher_forced_weights(s_batch, t_batch)
+            for i in range(len(s_batch)):
+                matrices.append(
+                    word_links.word_matrix(
+                        weights[i], s_groups[i], t_groups[i]
+                    )
+                )
+        return matrices
+
     def align(
         self,
         sources: Sequence[str],
@@ -223,6 +273,7 @@ class TranslatorDecoding:
         reverse: Optional[Any] = None,
         symmetrize: str = "grow-diag-final-and",
         batch_size: int = 64,
+        agreement_threshold: float = 0.3,
     ) -> List[set]:
         """Word links of sentence pairs from the model's teacher-forced
         weights (the alignment head's, or the attention's).
@@ -236,48 +287,60 @@ class TranslatorDecoding:
             targets: Their translations.
             method: `"argmax"` (each target word to its most attended
                 source word) or `"threshold"` (every word pair of weight
-                `>= threshold`). Defaults to `"argmax"`.
+                `>= threshold`), over `word_attention`. Defaults to
+                `"argmax"`.
             threshold: See `method`. Defaults to `0.5`.
             reverse: A `Translator` of the other direction (targets to
                 sources): its links are symmetrized with these.
-            symmetrize: The symmetrization with `reverse`
-                (`keras_attention.alignment.symmetrize`). Defaults to
-                `"grow-diag-final-and"`.
+            symmetrize: The symmetrization with `reverse`: a method of
+                `keras_attention.alignment.symmetrize` on both directions'
+                hard links, or `"agreement"`: the word pairs where the two
+                directions' `word_attention` agree
+                (`keras_attention.alignment.agreement_links` at
+                `agreement_threshold`; `method` and `threshold` play no
+                part). Defaults to `"grow-diag-final-and"`.
             batch_size: Pairs per batch. Defaults to `64`.
+            agreement_threshold: The threshold of `symmetrize="agreement"`,
+                in `(0, 1]`. Defaults to `0.3`.
 
         Returns:
             One set of links per pair.
         """
         from keras_attention import alignment
 
-        sources, targets = check_pairs(sources, targets)
         check_choice("method", method, LINK_METHODS)
-        batch_size = check_positive_int("batch_size", batch_size)
-        links = []
-        room = self.max_tokens - int(self.source_end_token)
-        for start in range(0, len(sources), batch_size):
-            s_batch = sources[start : start + batch_size]
-            t_batch = targets[start : start + batch_size]
-            s_groups = word_links.word_positions(
-                self.source_tokenizer, s_batch, 0, room
-            )
-            t_groups = word_links.word_positions(
-                self.target_tokenizer, t_batch, 1, self.max_tokens - 2
-            )
-            weights = self.teacher_forced_weights(s_batch, t_batch)
-            for i in range(len(s_batch)):
-                links.append(
-                    word_links.links_from_weights(
-                        weights[i], s_groups[i], t_groups[i], method, threshold
-                    )
+        agree = symmetrize == AGREEMENT
+        if reverse is not None:
+            if not isinstance(reverse, TranslatorDecoding):
+                raise TypeError(
+                    "`reverse` must be a `Translator` (targets to sources). "
+                    f"Received: reverse of type {type(reverse).__name__}"
                 )
+            if agree:
+                alignment.agreement_links(
+                    np.ones((1, 1)), np.ones((1, 1)), agreement_threshold
+                )
+            else:
+                alignment.symmetrize(set(), set(), symmetrize)
+        elif agree:
+            raise ValueError(
+                f"`symmetrize={AGREEMENT!r}` reads the weights of both "
+                "directions: give `reverse`, a `Translator` of targets to "
+                "sources. Received: reverse=None"
+            )
+        alignment.hard_links(np.zeros((1, 1)), method, threshold)
+        matrices = self.word_attention(sources, targets, batch_size)
+        if agree:
+            backward = reverse.word_attention(targets, sources, batch_size)
+            return [
+                alignment.agreement_links(f, b, agreement_threshold)
+                for f, b in zip(matrices, backward)
+            ]
+        links = [
+            alignment.hard_links(m, method, threshold) for m in matrices
+        ]
         if reverse is None:
             return links
-        if not isinstance(reverse, TranslatorDecoding):
-            raise TypeError(
-                "`reverse` must be a `Translator` (targets to sources). "
-                f"Received: reverse of type {type(reverse).__name__}"
-            )
         backward = reverse.align(
             targets, sources, method, threshold, batch_size=batch_size
         )

@@ -4,8 +4,8 @@ The tokenizers group their pieces by whitespace word
 (`Tokenizer.tokenize_words`); this module turns a `(T, S)` matrix of piece
 weights into links between whitespace words (`text.split()` indices):
 the word attention is `keras_attention.alignment.group_attention` over
-the piece positions of each word, and the links its argmax or threshold
-links (`hard_links`). TensorFlow: the tokenizers' ops.
+the piece positions of each word (`word_matrix`), whose links
+`Translator.align` takes. TensorFlow: the tokenizers' ops.
 """
 
 from typing import Any
@@ -15,7 +15,6 @@ from keras_attention.typing import Tensor
 import numpy as np
 
 from keras_attention.alignment import group_attention
-from keras_attention.alignment import hard_links
 
 
 def word_positions(
@@ -36,16 +35,13 @@ def word_positions(
     return out
 
 
-def links_from_weights(
+def word_matrix(
     weights: Tensor,
     source_groups: List[List[int]],
     target_groups: List[List[int]],
-    method: str,
-    threshold: float,
-) -> set:
-    """`(source_word, target_word)` links of one pair from its `(T, S)`
-    teacher-forced weights; target row `t` is the step that predicts the
-    target piece at position `t + 1` of the framed target."""
+) -> np.ndarray:
+    """The `(target_words, source_words)` attention of one pair from its
+    `(T, S)` teacher-forced weights; target row `t` is the step that
+    predicts the target piece at position `t + 1` of the framed target."""
     rows = [[t - 1 for t in group] for group in target_groups]
-    matrix = group_attention(np.asarray(weights), source_groups, rows)
-    return hard_links(matrix, method, threshold)
+    return group_attention(np.asarray(weights), source_groups, rows)
