@@ -96,6 +96,7 @@ for gold in $GOLDS; do
     al --out "$D/head_$gold.align"
     al --links threshold --threshold 0.5 --out "$D/head_t0.5_$gold.align"
     al --symmetrize intersection --out "$D/head_int_$gold.align"
+    al --symmetrize agreement --out "$D/head_agree_$gold.align"
     hybrid=()
     prior=(--prior-data "$D/text.txt" --prior-data-format anki
            --prior-links "$D/eflomal.align")
@@ -123,5 +124,6 @@ for gold in $GOLDS; do
     buckets $gold eflomal="$D/eflomal_$gold.align" \
         "guided argmax=$D/head_$gold.align" \
         "guided threshold=$D/head_t0.5_$gold.align" \
-        "guided intersection=$D/head_int_$gold.align" "${hybrid[@]}"
+        "guided intersection=$D/head_int_$gold.align" \
+        "guided agreement=$D/head_agree_$gold.align" "${hybrid[@]}"
 done

@@ -44,16 +44,13 @@ from examples.nmt.whitespace import token_room
 from examples.nmt.whitespace import whitespace_attention
 from examples.nmt.whitespace import word_positions
 from keras_attention import alignment as al
+from keras_attention.alignment.agreement import AGREEMENT
 from keras_attention.checks import check_bool
 from keras_attention.checks import check_choice
 from keras_attention.checks import check_positive_int
 
 # How a prior enters the attention (`attention_word_matrices`).
 PRIOR_MIXES = ("linear", "product")
-# The symmetrization of `align_run` that reads the two directions' soft
-# attention (`keras_attention.alignment.agreement_links`), beside the
-# methods of `keras_attention.alignment.symmetrize` on hard links.
-AGREEMENT = "agreement"
 
 
 def token_str(token):

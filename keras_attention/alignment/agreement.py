@@ -29,6 +29,11 @@ from keras_attention.checks import check_float
 from keras_attention.checks import check_weight_matrix
 from keras_attention.typing import ArrayLike
 
+# The name this symmetrization goes by where the methods of `symmetrize`
+# (on hard links) are also offered (`Translator.align`, the `align`
+# commands).
+AGREEMENT = "agreement"
+
 
 def agreement_matrix(forward: ArrayLike, reverse: ArrayLike) -> np.ndarray:
     """`sqrt(forward * reverse.T)`: the two directions' agreement.

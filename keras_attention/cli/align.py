@@ -5,6 +5,7 @@ from typing import Any
 
 import sys
 
+from keras_attention.alignment.agreement import AGREEMENT
 from keras_attention.cli.errors import CliError
 from keras_attention.cli.files import check_output
 from keras_attention.cli.files import save_atomically
@@ -34,7 +35,7 @@ def run(args: Any) -> int:
             )
         options["symmetrize"] = args.symmetrize
     if hasattr(args, "agreement_threshold"):
-        if getattr(args, "symmetrize", None) != "agreement":
+        if getattr(args, "symmetrize", None) != AGREEMENT:
             raise CliError(
                 "--agreement-threshold goes with --symmetrize agreement"
             )

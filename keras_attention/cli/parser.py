@@ -328,7 +328,7 @@ def _add_serve(commands: Any) -> None:
 
 def _add_align(commands: Any) -> None:
     from keras_attention.alignment.symmetrization import METHODS
-    from keras_attention.translator.translating import AGREEMENT
+    from keras_attention.alignment.agreement import AGREEMENT
     from keras_attention.translator.translating import LINK_METHODS
     from keras_attention.translator.translator import Translator
 

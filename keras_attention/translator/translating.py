@@ -16,6 +16,7 @@ import warnings
 import keras
 import numpy as np
 
+from keras_attention.alignment.agreement import AGREEMENT
 from keras_attention.checks import check_choice
 from keras_attention.checks import check_positive_int
 from keras_attention.seq2seq.generation import SOURCE_LENGTH_LIMIT
@@ -25,10 +26,6 @@ from keras_attention.tokenizers.base import check_texts
 from keras_attention.translator import word_links
 
 LINK_METHODS = ("argmax", "threshold")
-# The symmetrization of `align` that reads both directions' word weights
-# (`keras_attention.alignment.agreement_links`), beside the methods of
-# `keras_attention.alignment.symmetrize` on hard links.
-AGREEMENT = "agreement"
 
 
 class TranslationWarning(UserWarning):
