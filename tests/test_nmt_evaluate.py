@@ -6,7 +6,7 @@ import math
 import numpy as np
 import pytest
 
-from examples.nmt import align
+from examples.nmt import align_accuracy
 from examples.nmt import corpus as corpus_lib
 from examples.nmt import dates
 from examples.nmt import evaluate
@@ -14,13 +14,13 @@ from examples.nmt import evaluate
 
 def test_word_groups_join_wordpieces_and_skip_specials():
     tokens = ["[START]", "vend", "##redi", "20", "oct", "##o", "##bre", "[END]", ""]
-    assert align.word_groups(tokens) == [[1, 2], [3], [4, 5, 6]]
-    assert align.word_groups([b"a", b"##b"]) == [[0, 1]]
+    assert align_accuracy.word_groups(tokens) == [[1, 2], [3], [4, 5, 6]]
+    assert align_accuracy.word_groups([b"a", b"##b"]) == [[0, 1]]
     # The library rule (keras_attention.alignment): [UNK] is a word (it
     # stands for a word of the text), so a "##" piece after it continues it;
     # after a special token a "##" piece starts a word.
-    assert align.word_groups(["[UNK]", "##x"]) == [[0, 1]]
-    assert align.word_groups(["[START]", "##x"]) == [[1]]
+    assert align_accuracy.word_groups(["[UNK]", "##x"]) == [[0, 1]]
+    assert align_accuracy.word_groups(["[START]", "##x"]) == [[1]]
 
 
 def test_word_attention_by_hand():
@@ -32,7 +32,7 @@ def test_word_attention_by_hand():
             [0.3, 0.3, 0.4],  # t1'
         ]
     )
-    got = align.word_attention(weights, ["a", "##b", "c"], ["x", "y", "##z"])
+    got = align_accuracy.word_attention(weights, ["a", "##b", "c"], ["x", "y", "##z"])
     expected = np.array([[0.3, 0.7], [(0.9 + 0.6) / 2, (0.1 + 0.4) / 2]])
     np.testing.assert_allclose(got, expected)
 
@@ -50,7 +50,7 @@ def test_alignment_accuracy_hand_made_case():
     weights[3, 2] = 0.4
     weights[4, 0] = 1.0  # "," not counted
     weights[5, 4] = 1.0  # 1933 -> 1933: right
-    accuracy, words, used = align.alignment_accuracy(
+    accuracy, words, used = align_accuracy.alignment_accuracy(
         [(weights, source, target, alignment)]
     )
     assert (words, used) == (4, 1)
@@ -64,9 +64,9 @@ def test_alignment_accuracy_multiple_true_words_and_skips():
     ok = (weights, source, target, [(0, 1, 2), (3,)])
     # A translation with a different number of words is skipped.
     wrong_length = (weights[:1], source, target[:1], [(0, 1, 2), (3,)])
-    accuracy, words, used = align.alignment_accuracy([ok, wrong_length])
+    accuracy, words, used = align_accuracy.alignment_accuracy([ok, wrong_length])
     assert (accuracy, words, used) == (1.0, 2, 1)
-    accuracy, words, used = align.alignment_accuracy([wrong_length])
+    accuracy, words, used = align_accuracy.alignment_accuracy([wrong_length])
     assert math.isnan(accuracy) and words == 0
 
 
@@ -116,7 +116,7 @@ def test_alignment_accuracy_by_group_hand_made_case():
         # A wrong translation (fewer words) is skipped entirely.
         (right[:2], source, target[:2], alignment, groups),
     ]
-    got = align.alignment_accuracy_by_group(examples)
+    got = align_accuracy.alignment_accuracy_by_group(examples)
     assert list(got) == [
         "weekday", "month", "month=October", "day", "year", "month=March"
     ]
@@ -127,7 +127,7 @@ def test_alignment_accuracy_by_group_hand_made_case():
     assert got["day"] == {"accuracy": 1.0, "words": 3}
     assert got["year"] == {"accuracy": pytest.approx(2 / 3), "words": 3}
     # The groups partition what `alignment_accuracy` counts.
-    accuracy, words, used = align.alignment_accuracy(e[:4] for e in examples)
+    accuracy, words, used = align_accuracy.alignment_accuracy(e[:4] for e in examples)
     assert (words, used) == (11, 3)
     fields = ("weekday", "day", "month", "year")
     assert sum(got[f]["words"] for f in fields) == words
@@ -137,7 +137,7 @@ def test_alignment_accuracy_by_group_hand_made_case():
 
 
 def test_date_groups_of_generated_dates():
-    assert align.date_groups(
+    assert align_accuracy.date_groups(
         ["weekday", None, "month", "day", None, "year"],
         "Friday, October 20, 1933",
     ) == [("weekday",), (), ("month", "month=October"), ("day",), (),

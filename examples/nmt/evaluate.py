@@ -12,7 +12,7 @@ function on a `Corpus`.
   "20. Oktober" count as equal, "Oktober" and "oktober" do not when the
   target keeps its case).
 - Alignment accuracy (dates data): share of aligned target words whose
-  highest attention weight falls on their true source word (`align.py`),
+  highest attention weight falls on their true source word (`align_accuracy.py`),
   in all, per field (weekday, day, month, year) and per month.
 """
 
@@ -21,7 +21,7 @@ import time
 
 from keras_attention.training import splits as splits_lib
 from keras_attention.serving.limits import DEFAULT_BEAM_WIDTH
-from examples.nmt import align
+from examples.nmt import align_accuracy
 from examples.nmt import data as data_lib
 from examples.nmt import dates
 from keras_attention.translator import export_run
@@ -67,15 +67,15 @@ def _alignment_metrics(results, corpus):
         (r["attention"], r["source_tokens"], r["target_tokens"], a)
         for r, a in zip(results, corpus.alignments)
     ]
-    accuracy, words, used = align.alignment_accuracy(examples)
+    accuracy, words, used = align_accuracy.alignment_accuracy(examples)
     metrics = {
         "alignment_accuracy": accuracy,
         "alignment_words": words,
         "alignment_examples": used,
     }
     if corpus.fields is not None:
-        groups = align.alignment_accuracy_by_group(
-            example + (align.date_groups(fields, target),)
+        groups = align_accuracy.alignment_accuracy_by_group(
+            example + (align_accuracy.date_groups(fields, target),)
             for example, fields, (_, target) in zip(
                 examples, corpus.fields, corpus.pairs
             )
