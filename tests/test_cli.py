@@ -311,6 +311,17 @@ def test_align_agreement_of_both_directions(model, data, capsys):
     status, _, err = call(capsys, *base, "--symmetrize", "agreement",
                           "--agreement-threshold", "0")
     assert_user_error(status, err, "must be in (0, 1]")
+    # The distortion prior: a steep one links the words of equal-length
+    # pairs on the diagonal.
+    status, _, err = call(capsys, *base, "--diagonal-tension", "1000")
+    assert status == 0, err
+    for line, (source, target) in zip(out.read_text().splitlines(), PAIRS):
+        if len(source.split()) == len(target.split()):
+            assert set(line.split()) == {
+                f"{i}-{i}" for i in range(len(target.split()))}
+    for bad in ("-1", "nan", "inf"):
+        status, _, err = call(capsys, *base, "--diagonal-tension", bad)
+        assert_user_error(status, err, "--diagonal-tension must be")
 
 
 def test_serve_answers_a_post(exported):

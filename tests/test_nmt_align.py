@@ -961,3 +961,68 @@ def test_align_command_agreement_with_a_self_prior(
     assert cli.main(["align", "--run", "fwd", "--data", data, "--out", out,
                      "--symmetrize", "agreement"]) == 2
     assert "both directions" in capsys.readouterr().err
+
+
+def _far_row(r, n):
+    # Target word r: 0.45 on source word r (the diagonal), 0.55 on source
+    # word r - 1 mod 3 (for word 0, the last source word).
+    return 0.45 * np.eye(n)[r % 3] + 0.55 * np.eye(n)[(r - 1) % 3]
+
+
+def test_diagonal_tension_favors_the_diagonal_in_both_directions(
+    tmp_path, monkeypatch, capsys
+):
+    """`diagonal_tension`: `favor_diagonal` of each direction's word
+    attention, after the lexical prior, before the links; the command's
+    `--diagonal-tension` too."""
+    _, source, target = _two_runs(
+        tmp_path, monkeypatch, _FixedAttention(_far_row),
+        _FixedAttention(_far_row),
+    )
+    pairs = [("a b c", "x y z")]
+    plain = next(align.attention_word_matrices(
+        _FixedAttention(_far_row), source, target, pairs
+    ))
+    for tension in (0.0, 1.0, 4.0):
+        (favored,) = align.attention_word_matrices(
+            _FixedAttention(_far_row), source, target, pairs,
+            diagonal_tension=tension,
+        )
+        np.testing.assert_allclose(favored, al.favor_diagonal(plain, tension))
+    # After a product prior: the prior's reweighting, then the diagonal's.
+    prior = al.LinkRates.from_links(["a b c"], ["x y z"], [{(1, 0)}])
+    (both,) = align.attention_word_matrices(
+        _FixedAttention(_far_row), source, target, pairs, prior=prior,
+        prior_mix="product", diagonal_tension=2.0,
+    )
+    np.testing.assert_allclose(both, al.favor_diagonal(al.reweight_by_prior(
+        plain, prior.matrix("a b c".split(), "x y z".split()), 0.2), 2.0))
+    off = [{(2, 0), (0, 1), (1, 2)}]
+    diagonal = [{(0, 0), (1, 1), (2, 2)}]
+    for run, reverse, expected_off in (
+        ("fwd", None, off), (None, "rev", [{(t, s) for s, t in off[0]}]),
+    ):
+        links = functools.partial(align.align_run, run, pairs,
+                                  reverse_run=reverse)
+        assert links() == expected_off
+        # Word 1 of 3 at 1/3: source word 3 is 2/3 away; exp(-4 * 2/3) *
+        # 0.55 < 0.45.
+        assert links(diagonal_tension=4.0) == diagonal
+        assert links(diagonal_tension=0.0) == expected_off
+    # Agreement reads the favored matrices of both directions.
+    assert align.align_run(
+        "fwd", pairs, reverse_run="rev", symmetrize="agreement",
+        agreement_threshold=0.5, diagonal_tension=4.0,
+    ) == diagonal
+    with pytest.raises(ValueError, match="tension"):
+        align.align_run("fwd", pairs, diagonal_tension=-1.0)
+    data = _write(tmp_path / "pairs.tsv", "a b c\tx y z\n")
+    out = str(tmp_path / "out.align")
+    base = ["align", "--run", "fwd", "--reverse-run", "rev", "--data", data,
+            "--out", out, "--quiet", "--symmetrize", "intersection"]
+    assert cli.main(base) == 0
+    assert [s for s, _ in al.read_pharaoh(out)] == [set()]
+    assert cli.main(base + ["--diagonal-tension", "4"]) == 0
+    assert [s for s, _ in al.read_pharaoh(out)] == diagonal
+    assert cli.main(base + ["--diagonal-tension", "nan"]) == 2
+    assert "tension" in capsys.readouterr().err

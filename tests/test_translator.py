@@ -158,6 +158,52 @@ def test_word_attention_and_agreement_against_numpy(translator):
         symmetrize="agreement")[0]
 
 
+def test_align_with_a_diagonal_prior_against_numpy(translator):
+    """`diagonal_tension`: each direction's word weights times
+    `diagonal_prior`, renormalized, before the links: argmax, threshold,
+    agreement and the reverse's hard links."""
+    sources, targets = SOURCES[:8], TARGETS[:8]
+    forward = translator.word_attention(sources, targets)
+    backward = translator.word_attention(targets, sources)
+
+    def favored(matrix, tension):
+        m, n = matrix.shape
+        prior = np.exp(-tension * np.abs(
+            np.arange(1, m + 1)[:, None] / m - np.arange(1, n + 1)[None] / n))
+        weighted = matrix * prior
+        return weighted / weighted.sum(1, keepdims=True)
+
+    for tension in (0.0, 4.0, 50.0):
+        links = translator.align(sources, targets, diagonal_tension=tension)
+        assert links == [
+            {(int(np.argmax(row)), r)
+             for r, row in enumerate(favored(f, tension))} for f in forward]
+        agreed = translator.align(
+            sources, targets, reverse=translator, symmetrize="agreement",
+            agreement_threshold=0.3, diagonal_tension=tension)
+        assert agreed == [
+            {(int(c), int(r)) for r, c in zip(*np.nonzero(np.sqrt(
+                favored(f, tension) * favored(b, tension).T) >= 0.3))}
+            for f, b in zip(forward, backward)]
+        both = translator.align(
+            sources, targets, reverse=translator,
+            symmetrize="intersection", diagonal_tension=tension)
+        assert both == [
+            f & {(s, t) for t, s in b} for f, b in zip(links, translator.align(
+                targets, sources, diagonal_tension=tension))]
+    # A steep prior links each target word near its relative position,
+    # whatever the weights (equal lengths: the diagonal itself).
+    steep = translator.align(sources, targets, diagonal_tension=1e3)
+    for links, s, t in zip(steep, sources, targets):
+        if len(s.split()) == len(t.split()):
+            assert links == {(i, i) for i in range(len(t.split()))}
+    assert translator.align(sources, targets, diagonal_tension=0.0) == (
+        translator.align(sources, targets))
+    for tension in (-1.0, float("nan"), float("inf"), "4"):
+        with pytest.raises((ValueError, TypeError), match="tension"):
+            translator.align(sources, targets, diagonal_tension=tension)
+
+
 def test_align_refuses_bad_symmetrization(translator):
     pairs = (SOURCES[:2], TARGETS[:2])
     with pytest.raises(ValueError, match="give `reverse`"):

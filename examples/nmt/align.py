@@ -116,6 +116,7 @@ def attention_word_matrices(
     cognates: bool = False,
     prior_mix: str = ALIGN_DEFAULTS["prior_mix"],
     prior_floor: float = ALIGN_DEFAULTS["prior_floor"],
+    diagonal_tension: Optional[float] = ALIGN_DEFAULTS["diagonal_tension"],
 ) -> Iterator[Optional[np.ndarray]]:
     """Whitespace-word attention of each pair, teacher-forced.
 
@@ -129,7 +130,9 @@ def attention_word_matrices(
     prior.matrix(...), prior_floor)` (`"product"`: rows that stay
     distributions, for `agreement_links`); with `cognates`, the prior
     matrix is the `np.maximum` of that and `orthographic_similarity`
-    (alone without `prior`).
+    (alone without `prior`). With a `diagonal_tension`, each matrix is
+    then `favor_diagonal(matrix, diagonal_tension)` (fast_align's
+    distortion prior, rows renormalized).
 
     Args:
         seq2seq: A `keras_attention.seq2seq.Seq2Seq`.
@@ -153,6 +156,9 @@ def attention_word_matrices(
             (`reweight_by_prior`). Defaults to `"linear"`.
         prior_floor: The `floor` of `reweight_by_prior` with
             `prior_mix="product"`. Defaults to `0.2`.
+        diagonal_tension: Optional `tension` of
+            `keras_attention.alignment.favor_diagonal`, a number >= 0.
+            Defaults to `None`: no distortion prior.
 
     Yields:
         One `(target_words, source_words)` numpy matrix (or `None`) per
@@ -176,15 +182,17 @@ def attention_word_matrices(
         mix(np.zeros((1, 1)), np.zeros((1, 1)))  # checks the weight
     else:
         mix = None
+    if diagonal_tension is not None:
+        al.favor_diagonal(np.ones((1, 1)), diagonal_tension)  # checks it
     return _word_matrices(
         seq2seq, source_processor, target_processor, pairs, batch_size,
-        progress, shift, output, prior, cognates, mix,
+        progress, shift, output, prior, cognates, mix, diagonal_tension,
     )
 
 
 def _word_matrices(seq2seq, source_processor, target_processor, pairs,
                    batch_size, progress, shift, output, prior, cognates,
-                   mix):
+                   mix, diagonal_tension):
     # The generator of `attention_word_matrices`, whose checks run when it
     # is called; `mix` is None when no prior is mixed in.
     bar = keras.utils.Progbar(len(pairs), unit_name="pair") if progress else None
@@ -214,6 +222,8 @@ def _word_matrices(seq2seq, source_processor, target_processor, pairs,
                 matrix = mix(
                     matrix, prior_matrix(prior, cognates, source, target)
                 )
+            if diagonal_tension is not None:
+                matrix = al.favor_diagonal(matrix, diagonal_tension)
             yield matrix
         if bar is not None:
             bar.add(len(chunk))
@@ -235,6 +245,7 @@ def attention_word_links(
     cognates: bool = False,
     prior_mix: str = ALIGN_DEFAULTS["prior_mix"],
     prior_floor: float = ALIGN_DEFAULTS["prior_floor"],
+    diagonal_tension: Optional[float] = ALIGN_DEFAULTS["diagonal_tension"],
 ) -> List[set]:
     """Hard links over whitespace words from teacher-forced attention.
 
@@ -248,7 +259,7 @@ def attention_word_links(
     Args:
         seq2seq, source_processor, target_processor, pairs, batch_size,
         progress, shift, output, prior, prior_weight, cognates, prior_mix,
-        prior_floor: As `attention_word_matrices`.
+        prior_floor, diagonal_tension: As `attention_word_matrices`.
         method: `"argmax"` or `"threshold"`. Defaults to `"argmax"`.
         threshold: The minimum weight of a link with
             `method="threshold"`. Defaults to `0.5`.
@@ -262,7 +273,7 @@ def attention_word_links(
         for matrix in attention_word_matrices(
             seq2seq, source_processor, target_processor, pairs, batch_size,
             progress, shift, output, prior, prior_weight, cognates,
-            prior_mix, prior_floor,
+            prior_mix, prior_floor, diagonal_tension,
         )
     ]
 
@@ -284,6 +295,7 @@ def align_run(
     prior_mix: str = ALIGN_DEFAULTS["prior_mix"],
     prior_floor: float = ALIGN_DEFAULTS["prior_floor"],
     agreement_threshold: float = ALIGN_DEFAULTS["agreement_threshold"],
+    diagonal_tension: Optional[float] = ALIGN_DEFAULTS["diagonal_tension"],
 ) -> List[set]:
     """Links of a trained run on raw pairs, optionally symmetrized.
 
@@ -318,6 +330,8 @@ def align_run(
             that the run's cut would leave without links.
         agreement_threshold: The threshold of `symmetrize="agreement"`,
             in `(0, 1]`. Defaults to `0.3`.
+        diagonal_tension: Optional distortion prior of each direction's
+            attention (see `attention_word_matrices`). Defaults to `None`.
 
     Returns:
         A list of sets of `(source_word, target_word)` links.
@@ -355,6 +369,7 @@ def align_run(
             batch_size=batch_size, progress=progress, shift=shift,
             prior=prior, prior_weight=prior_weight, cognates=cognates,
             prior_mix=prior_mix, prior_floor=prior_floor,
+            diagonal_tension=diagonal_tension,
         )
         if agree:
             return list(attention_word_matrices(*load(path), pairs, **options))

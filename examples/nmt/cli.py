@@ -155,6 +155,7 @@ def cmd_align(args):
         cognates=args.cognates, max_tokens=args.max_tokens,
         prior_mix=args.prior_mix, prior_floor=args.prior_floor,
         agreement_threshold=args.agreement_threshold,
+        diagonal_tension=args.diagonal_tension,
     )
     seconds = time.perf_counter() - start
     al.write_pharaoh(args.out, links)
@@ -186,6 +187,7 @@ def self_prior(args, pairs):
         shift=args.shift, method=args.links, threshold=args.threshold,
         max_tokens=args.max_tokens,
         agreement_threshold=args.agreement_threshold,
+        diagonal_tension=args.diagonal_tension,
     )
     print(f"self prior: {len(pairs)} pairs, {sum(map(len, links))} links "
           f"counted in {time.perf_counter() - start:.1f} s")
@@ -321,6 +323,14 @@ def add_alignment_commands(sub):
         default=config_lib.ALIGN_DEFAULTS["prior_floor"],
         help="with --prior-mix product: how much the attention counts "
         "where the prior is 0, > 0 (default: %(default)s)",
+    )
+    p.add_argument(
+        "--diagonal-tension", type=float, metavar="T",
+        default=config_lib.ALIGN_DEFAULTS["diagonal_tension"],
+        help="fast_align's distortion prior in each direction's attention: "
+        "weights times exp(-T * |i/m - j/n|), renormalized per word "
+        "(keras_attention.alignment.favor_diagonal; T >= 0, fast_align "
+        "starts at 4) (default: none)",
     )
     p.add_argument(
         "--batch-size", type=int,

@@ -35,6 +35,7 @@ ALIGN_DEFAULTS = {
     "prior_mix": "linear",
     "prior_floor": 0.2,
     "agreement_threshold": 0.3,
+    "diagonal_tension": None,
 }
 
 

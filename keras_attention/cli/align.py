@@ -45,6 +45,13 @@ def run(args: Any) -> int:
                 f"{args.agreement_threshold}"
             )
         options["agreement_threshold"] = args.agreement_threshold
+    if hasattr(args, "diagonal_tension"):
+        if not 0.0 <= args.diagonal_tension < float("inf"):
+            raise CliError(
+                "--diagonal-tension must be a finite number >= 0; got "
+                f"{args.diagonal_tension}"
+            )
+        options["diagonal_tension"] = args.diagonal_tension
     if args.out is not None:
         check_output(args.out, "--out", overwrite=True)
     sources, targets = read_pairs(args.data, args.data_format, args.target_file)

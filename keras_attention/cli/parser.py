@@ -360,6 +360,11 @@ def _add_align(commands: Any) -> None:
                    help="with --symmetrize agreement, in (0, 1]: the least "
                    "geometric mean of the two directions' weights of a "
                    f"link; default: {align['agreement_threshold'].default}")
+    p.add_argument("--diagonal-tension", type=float, metavar="T",
+                   default=argparse.SUPPRESS,
+                   help="fast_align's distortion prior, >= 0: each "
+                   "direction's weights times exp(-T * |i/m - j/n|) before "
+                   "the links (4 is fast_align's start); default: none")
     p.add_argument("--out", metavar="FILE", default=None,
                    help="the file to write (default: stdout)")
 

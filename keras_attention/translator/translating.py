@@ -271,6 +271,7 @@ class TranslatorDecoding:
         symmetrize: str = "grow-diag-final-and",
         batch_size: int = 64,
         agreement_threshold: float = 0.3,
+        diagonal_tension: Optional[float] = None,
     ) -> List[set]:
         """Word links of sentence pairs from the model's teacher-forced
         weights (the alignment head's, or the attention's).
@@ -299,6 +300,11 @@ class TranslatorDecoding:
             batch_size: Pairs per batch. Defaults to `64`.
             agreement_threshold: The threshold of `symmetrize="agreement"`,
                 in `(0, 1]`. Defaults to `0.3`.
+            diagonal_tension: Optional `tension` (a number >= 0) of
+                `keras_attention.alignment.favor_diagonal`, fast_align's
+                distortion prior multiplied into each direction's
+                `word_attention` before any link is taken. Defaults to
+                `None`: the weights as they are.
 
         Returns:
             One set of links per pair.
@@ -326,9 +332,22 @@ class TranslatorDecoding:
                 "sources. Received: reverse=None"
             )
         alignment.hard_links(np.zeros((1, 1)), method, threshold)
-        matrices = self.word_attention(sources, targets, batch_size)
+
+        def favored(matrices: List[np.ndarray]) -> List[np.ndarray]:
+            if diagonal_tension is None:
+                return matrices
+            return [
+                alignment.favor_diagonal(m, diagonal_tension)
+                for m in matrices
+            ]
+
+        if diagonal_tension is not None:
+            favored([np.ones((1, 1))])  # checks the tension
+        matrices = favored(self.word_attention(sources, targets, batch_size))
         if agree:
-            backward = reverse.word_attention(targets, sources, batch_size)
+            backward = favored(
+                reverse.word_attention(targets, sources, batch_size)
+            )
             return [
                 alignment.agreement_links(f, b, agreement_threshold)
                 for f, b in zip(matrices, backward)
@@ -339,7 +358,8 @@ class TranslatorDecoding:
         if reverse is None:
             return links
         backward = reverse.align(
-            targets, sources, method, threshold, batch_size=batch_size
+            targets, sources, method, threshold, batch_size=batch_size,
+            diagonal_tension=diagonal_tension,
         )
         return [
             alignment.symmetrize(f, alignment.transpose_links(b), symmetrize)
