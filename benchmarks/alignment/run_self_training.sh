@@ -15,6 +15,8 @@
 #   prior, as in step 4;
 #   PRIOR_WEIGHT of the self prior (default 0.7; PRIOR_FLOOR, default
 #   0.2, with LABELS=agreement, whose prior is `--prior-mix product`);
+#   DIAGONAL_TENSION: fast_align's distortion prior in step 4's two
+#   readings (`align --diagonal-tension`; their files end in _diagT);
 #   PY (default .venv/bin/python, niced).
 # 1. the training text as run_buckets.sh writes it (both golds' pairs
 #    first, then the corpus), shuffled with the golds first, cut to its
@@ -109,13 +111,17 @@ done
 # grow-diag-final-and of each direction's links (the prior at weight
 # PRIOR_WEIGHT, default 0.7), then the two directions' agreement (the
 # prior as a product, floor PRIOR_FLOOR, default 0.2).
-last="$D/round${ROUNDS}_self.align"
-agree="$D/round${ROUNDS}_agree.align"
+diag=() suffix=
+if [ -n "${DIAGONAL_TENSION:-}" ]; then
+    diag=(--diagonal-tension "$DIAGONAL_TENSION") suffix=_diag$DIAGONAL_TENSION
+fi
+last="$D/round${ROUNDS}_self$suffix.align"
+agree="$D/round${ROUNDS}_agree$suffix.align"
 final() {  # OUT SYMMETRIZATION
     [ -f "$1" ] ||
         $PY -m examples.nmt align --data "$D/train.txt" --data-format anki \
             --max-tokens "$MAX_TOKENS" --self-prior --cognates \
-            $(prior_flags "$2") --quiet \
+            $(prior_flags "$2") "${diag[@]}" --quiet \
             --run "$D/r${ROUNDS}_fr_en" --reverse-run "$D/r${ROUNDS}_en_fr" \
             --out "$1"
 }
@@ -127,8 +133,8 @@ for gold in $GOLDS; do
     for r in $(seq 0 "$ROUNDS"); do
         hyps+=(--hyp "round $r=$D/round$r.align")
     done
-    hyps+=(--hyp "round $ROUNDS, self prior=$last")
-    hyps+=(--hyp "round $ROUNDS, agreement + self prior=$agree")
+    hyps+=(--hyp "round $ROUNDS, self prior${suffix/_/ }=$last")
+    hyps+=(--hyp "round $ROUNDS, agreement + self prior${suffix/_/ }=$agree")
     echo "== $gold"
     $PY -m benchmarks.alignment.buckets --corpus "$D/text.txt" \
         --gold-dir $G/$gold --hyp-first-line "$(first_line $gold)" \
