@@ -155,3 +155,69 @@ def test_bad_attention_is_refused(matrix):
 def test_tension_is_not_a_string():
     with pytest.raises((TypeError, ValueError), match="tension"):
         al.favor_diagonal([[1.0]], "4")
+
+
+def _draw_links(tension, pairs, seed):
+    """Links drawn from the normalized diagonal prior: one per target
+    word, lengths 3-12."""
+    rng = np.random.default_rng(seed)
+    links, sources, targets = [], [], []
+    for _ in range(pairs):
+        n, m = rng.integers(3, 13, size=2)
+        prior = al.diagonal_prior(m, n, tension)
+        prior /= prior.sum(1, keepdims=True)
+        links.append({(int(rng.choice(n, p=row)), i)
+                      for i, row in enumerate(prior)})
+        sources.append(int(n))
+        targets.append(int(m))
+    return links, sources, targets
+
+
+def _reference_log_likelihood(tension, links, sources, targets):
+    total = 0.0
+    for pair, n, m in zip(links, sources, targets):
+        for j, i in pair:
+            row = _reference_prior(m, n, tension)[i]
+            total += math.log(row[j] / sum(row))
+    return total
+
+
+@pytest.mark.parametrize("tension", [1.0, 4.0, 9.0])
+def test_estimate_tension_recovers_the_tension_links_were_drawn_with(
+    tension
+):
+    links, sources, targets = _draw_links(tension, 1500, seed=int(tension))
+    estimate = al.estimate_tension(links, sources, targets)
+    assert abs(estimate - tension) < 0.15 * tension + 0.3
+    # The maximum of the likelihood: both neighbours score lower.
+    best = _reference_log_likelihood(estimate, links, sources, targets)
+    for other in (estimate * 0.9, estimate * 1.1):
+        assert _reference_log_likelihood(
+            other, links, sources, targets) < best
+
+
+def test_estimate_tension_at_its_bounds():
+    # Links as far from the diagonal as they can be: no tension.
+    assert al.estimate_tension([{(0, 1), (1, 0)}] * 5, [2] * 5, [2] * 5) == 0.0
+    # Every link on the diagonal: the largest tension allowed.
+    assert al.estimate_tension(
+        [{(0, 0), (1, 1), (2, 2)}] * 3, [3] * 3, [3] * 3, max_tension=30.0
+    ) == 30.0
+    # Links drawn at random (tension 0) fit a tension near 0.
+    links, sources, targets = _draw_links(0.0, 1500, seed=7)
+    assert al.estimate_tension(links, sources, targets) < 0.5
+
+
+def test_estimate_tension_refuses_bad_input():
+    with pytest.raises(ValueError, match="source_lengths"):
+        al.estimate_tension([{(0, 0)}], [1, 2], [1])
+    with pytest.raises(ValueError, match="target_lengths"):
+        al.estimate_tension([{(0, 0)}], [1], [0])
+    with pytest.raises(ValueError, match="inside its 2 source"):
+        al.estimate_tension([{(2, 0)}], [2], [3])
+    with pytest.raises(ValueError, match="no link"):
+        al.estimate_tension([set(), set()], [2, 2], [2, 2])
+    with pytest.raises(ValueError, match="max_tension"):
+        al.estimate_tension([{(0, 0)}], [1], [1], max_tension=0.0)
+    with pytest.raises(ValueError, match="links"):
+        al.estimate_tension({(0, 0)}, [1], [1])

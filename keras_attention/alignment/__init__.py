@@ -8,8 +8,9 @@
 - `symmetrize`: intersection, union, grow(-diag)(-final)(-and), as Moses
   `symal`; `agreement_links`, `agreement_matrix`: the links where both
   directions' soft attention agree (before any hard link is taken).
-- `diagonal_prior`, `favor_diagonal`: fast_align's distortion prior,
-  multiplied into the attention (links near the diagonal favoured).
+- `diagonal_prior`, `favor_diagonal`, `estimate_tension`: fast_align's
+  distortion prior, multiplied into the attention (links near the
+  diagonal favoured), and its tension fitted to links.
 - `read_pharaoh`, `write_pharaoh`, `parse_pharaoh`, `format_pharaoh`.
 - `alignment_scores`: AER, precision, recall (Och & Ney, 2003).
 - `LinkRates`, `orthographic_similarity`, `mix_prior`,
@@ -27,6 +28,7 @@ Everything but `GuidedAlignmentLoss` is plain numpy/Python; the loss uses
 from keras_attention.alignment.agreement import agreement_links
 from keras_attention.alignment.agreement import agreement_matrix
 from keras_attention.alignment.distortion import diagonal_prior
+from keras_attention.alignment.distortion import estimate_tension
 from keras_attention.alignment.distortion import favor_diagonal
 from keras_attention.alignment.guided_loss import GuidedAlignmentLoss
 from keras_attention.alignment.guided_loss import links_to_matrix
@@ -60,6 +62,7 @@ __all__ = [
     "alignment_scores",
     "attention_links",
     "diagonal_prior",
+    "estimate_tension",
     "favor_diagonal",
     "format_pharaoh",
     "group_attention",
