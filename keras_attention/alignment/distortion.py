@@ -24,6 +24,7 @@ from typing import Sequence
 
 import numpy as np
 
+from keras_attention.alignment.links import normalize_rows
 from keras_attention.checks import check_corpus
 from keras_attention.checks import check_float
 from keras_attention.checks import check_positive_int
@@ -91,10 +92,8 @@ def favor_diagonal(attention: ArrayLike, tension: float = 4.0) -> np.ndarray:
     attention = check_weight_matrix("attention", attention)
     if attention.size == 0:  # no word on one side: nothing to favour
         return attention
-    weighted = attention * diagonal_prior(*attention.shape, tension=tension)
-    total = weighted.sum(axis=1, keepdims=True)
-    return np.divide(
-        weighted, total, out=np.zeros_like(weighted), where=total > 0
+    return normalize_rows(
+        attention * diagonal_prior(*attention.shape, tension=tension)
     )
 
 

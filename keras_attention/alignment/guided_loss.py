@@ -19,6 +19,7 @@ import keras
 import numpy as np
 from keras import ops
 
+from keras_attention.alignment.links import normalize_rows
 from keras_attention.checks import check_bool
 from keras_attention.checks import check_choice
 from keras_attention.checks import check_float
@@ -111,10 +112,7 @@ def links_to_matrix(
             )
         matrix[t, s] = 1.0
     if normalize:
-        counts = matrix.sum(axis=1, keepdims=True)
-        matrix = np.divide(
-            matrix, counts, out=np.zeros_like(matrix), where=counts > 0
-        )
+        matrix = normalize_rows(matrix)
     if padded_shape is None:
         return matrix
     rows, cols = padded_shape

@@ -48,6 +48,7 @@ from typing import Sequence
 
 import numpy as np
 
+from keras_attention.alignment.links import normalize_rows
 from keras_attention.checks import check_float
 from keras_attention.checks import check_links
 from keras_attention.checks import check_positive_int
@@ -340,8 +341,4 @@ def reweight_by_prior(
     """
     floor = check_float("floor", floor, low=0.0, low_open=True)
     attention, prior = _matrix_and_prior(attention, prior)
-    weighted = attention * (floor + prior)
-    total = weighted.sum(axis=1, keepdims=True)
-    return np.divide(
-        weighted, total, out=np.zeros_like(weighted), where=total > 0
-    )
+    return normalize_rows(attention * (floor + prior))

@@ -124,3 +124,10 @@ def transpose_links(links: Iterable) -> set:
     `symmetrize` expects.
     """
     return {(t, s) for s, t in check_links("links", links)}
+
+
+def normalize_rows(matrix: np.ndarray) -> np.ndarray:
+    """`matrix` with each row divided by its sum; a row summing to 0
+    stays zeros. Keeps the array's dtype (a float array)."""
+    total = matrix.sum(axis=1, keepdims=True)
+    return np.divide(matrix, total, out=np.zeros_like(matrix), where=total > 0)
