@@ -14,6 +14,10 @@
 # N pairs (default 30,000) and EPOCHS (default 4) each, argmax and
 # threshold 0.5 links, grow-diag-final-and. About 3 min without HEADS, 20
 # to 40 min with, on 2 shared CPU cores.
+# CONCAT=C appends C longer pairs to the heads' N training pairs, each two
+# to four of them joined, links shifted (benchmarks.alignment.
+# concat_pairs, the golds' pairs not among them; CONCAT_PARTS="2 4",
+# CONCAT_MAX_WORDS=60); the heads still align the pairs as they are.
 # TRAIN_FLAGS: more flags of `train` for both heads, e.g. "--validation-
 # fraction 0 --test-fraction 0" (transductive: every pair trains the
 # heads, the pairs they then align included, as eflomal aligns the text
@@ -69,16 +73,30 @@ if [ -z "${SKIP_TRAIN:-}" ]; then
 $PY -m benchmarks.alignment.shuffle_pairs --data "$D/text.txt" \
     --links "$D/eflomal.align" --keep-first "$K" \
     --out-data "$D/text_shuf.txt" --out-links "$D/eflomal_shuf.align"
-$PY -m benchmarks.alignment.transpose_links "$D/eflomal_shuf.align" \
-    "$D/eflomal_shuf_en_fr.align"
+train_text="$D/text_shuf.txt" train_links="$D/eflomal_shuf.align" max_n=$N
+if [ -n "${CONCAT:-}" ]; then
+    # Joined from the N pairs the heads train on, appended after them.
+    read -r parts max_parts <<< "${CONCAT_PARTS:-2 4}"
+    head -n "$N" "$D/text_shuf.txt" > "$D/text_n.txt"
+    head -n "$N" "$D/eflomal_shuf.align" > "$D/eflomal_n.align"
+    train_text="$D/text_cat.txt" train_links="$D/eflomal_cat.align"
+    max_n=$((N + CONCAT))
+    $PY -m benchmarks.alignment.concat_pairs --data "$D/text_n.txt" \
+        --links "$D/eflomal_n.align" --count "$CONCAT" \
+        --parts "$parts" --max-parts "${max_parts:-$parts}" \
+        --max-words "${CONCAT_MAX_WORDS:-60}" --skip-first "$K" \
+        --out-data "$train_text" --out-links "$train_links"
+fi
+$PY -m benchmarks.alignment.transpose_links "$train_links" \
+    "${train_links%.align}_en_fr.align"
 for dir in fr_en en_fr; do
-    links="$D/eflomal_shuf.align"; flags=""
+    links="$train_links"; flags=""
     if [ $dir = en_fr ]; then
-        links="$D/eflomal_shuf_en_fr.align"; flags="--direction from-english"
+        links="${train_links%.align}_en_fr.align"; flags="--direction from-english"
     fi
     [ -f "$D/head_$dir/history.json" ] ||
-        $PY -m examples.nmt train --data "$D/text_shuf.txt" \
-            --data-format anki --max-examples "$N" --epochs "$EPOCHS" \
+        $PY -m examples.nmt train --data "$train_text" \
+            --data-format anki --max-examples "$max_n" --epochs "$EPOCHS" \
             --verbose 2 --mixed-precision off $flags \
             --alignment-head guided --guided-alignment "$links" \
             ${TRAIN_FLAGS:-} --out "$D/head_$dir"
