@@ -12,6 +12,8 @@
   distortion prior, multiplied into the attention (links near the
   diagonal favoured), and its tension fitted to links.
 - `read_pharaoh`, `write_pharaoh`, `parse_pharaoh`, `format_pharaoh`.
+- `concatenate_pairs`, `join_pairs`: longer training pairs joined from
+  a corpus's shorter ones, their links shifted (for guided alignment).
 - `alignment_scores`: AER, precision, recall (Och & Ney, 2003).
 - `LinkRates`, `orthographic_similarity`, `mix_prior`,
   `reweight_by_prior`, `word_key`: a
@@ -32,6 +34,8 @@ from keras_attention.alignment.distortion import estimate_tension
 from keras_attention.alignment.distortion import favor_diagonal
 from keras_attention.alignment.guided_loss import GuidedAlignmentLoss
 from keras_attention.alignment.guided_loss import links_to_matrix
+from keras_attention.alignment.joining import concatenate_pairs
+from keras_attention.alignment.joining import join_pairs
 from keras_attention.alignment.lexical import LinkRates
 from keras_attention.alignment.lexical import mix_prior
 from keras_attention.alignment.lexical import orthographic_similarity
@@ -61,12 +65,14 @@ __all__ = [
     "agreement_matrix",
     "alignment_scores",
     "attention_links",
+    "concatenate_pairs",
     "diagonal_prior",
     "estimate_tension",
     "favor_diagonal",
     "format_pharaoh",
     "group_attention",
     "hard_links",
+    "join_pairs",
     "links_to_matrix",
     "mix_prior",
     "orthographic_similarity",
