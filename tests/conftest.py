@@ -7,19 +7,26 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 # more time than they save there (about a fifth of the JAX run). Results
 # agree to rounding; benchmarks do not use this file.
 os.environ.setdefault("XLA_FLAGS", "--xla_backend_optimization_level=0")
-# JAX's compilation cache on disk, shared by the pytest workers: tests of
-# different files compile many identical programs (Keras ops with the same
-# shapes), and a hit loads one instead of compiling it (the JAX run takes
-# about a third less, even from an empty cache). A later run reuses it; it
-# grows by about 70 MB per version of the code (delete the folder to free
-# it). No size limit: JAX's eviction scans the folder at every write,
-# which made the run twice as slow.
-os.environ.setdefault(
-    "JAX_COMPILATION_CACHE_DIR",
-    os.path.join(
-        tempfile.gettempdir(), f"keras-seq2seq-attention-jax-{os.getuid()}"
-    ),
+# JAX's compilation cache on disk: tests of different files compile many
+# identical programs (Keras ops with the same shapes), and a hit loads one
+# instead of compiling it (the JAX run takes about a third less, even from
+# an empty cache). A later run reuses it; it grows by about 70 MB per
+# version of the code (delete the folder to free it). No size limit:
+# JAX's eviction scans the folder at every write, which made the run twice
+# as slow. Without eviction JAX takes no lock and writes an entry in
+# place, so a worker could read another's half-written entry (a crash in
+# the executable's deserialization): each pytest worker has a folder of
+# its own. A JAX_COMPILATION_CACHE_DIR set outside this folder is kept.
+_JAX_CACHE_ROOT = os.path.join(
+    tempfile.gettempdir(), f"keras-seq2seq-attention-jax-{os.getuid()}"
 )
+if os.environ.get("JAX_COMPILATION_CACHE_DIR", _JAX_CACHE_ROOT).startswith(
+    _JAX_CACHE_ROOT
+):
+    # Workers inherit the controller's environment: set it in each.
+    os.environ["JAX_COMPILATION_CACHE_DIR"] = os.path.join(
+        _JAX_CACHE_ROOT, os.environ.get("PYTEST_XDIST_WORKER", "main")
+    )
 os.environ.setdefault("JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS", "0")
 os.environ.setdefault("JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES", "-1")
 
