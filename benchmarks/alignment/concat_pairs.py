@@ -59,11 +59,8 @@ def main(argv=None):
         french.append(fr)
         possible.append(
             parse_pharaoh(link, where=f"{args.links}:{number}")[1])
-    max_parts = args.max_parts
-    if max_parts is not None and max_parts < args.parts:
-        max_parts = None  # `--parts` alone
     joined = concatenate_pairs(
-        french, english, possible, args.count, args.parts, max_parts,
+        french, english, possible, args.count, args.parts, args.max_parts,
         args.max_words, args.seed)
     with open(args.out_data, "w", encoding="utf-8") as f:
         f.writelines(line + "\n" for line in data)
