@@ -21,17 +21,9 @@ N=${N:-30000}
 . benchmarks/alignment/common.sh
 
 [ -f "$D/train_$N.txt" ] || head -n "$N" "$D/text_shuf.txt" > "$D/train_$N.txt"
-diag=() suffix=
-if [ -n "${DIAGONAL_TENSION:-}" ]; then
-    diag=(--diagonal-tension "$DIAGONAL_TENSION") suffix=_diag$DIAGONAL_TENSION
-fi
 out="$D/alone_agree_$N$suffix.align"
-[ -f "$out" ] ||
-    $PY -m examples.nmt align --data "$D/train_$N.txt" --data-format anki \
-        --max-tokens "$MAX_TOKENS" --self-prior --cognates \
-        --symmetrize agreement --prior-mix product \
-        --prior-floor "${PRIOR_FLOOR:-0.2}" "${diag[@]}" --quiet \
-        --run "$D/head_fr_en" --reverse-run "$D/head_en_fr" --out "$out"
+self_prior_align "$D/train_$N.txt" "$D/head_fr_en" "$D/head_en_fr" "$out" \
+    agreement
 for gold in $GOLDS; do
     echo "== $gold"
     $PY -m benchmarks.alignment.buckets --corpus "$D/text.txt" \

@@ -64,14 +64,6 @@ if [ ! -f "$D/train.txt" ]; then
     head -n "$N" "$D/text_shuf.txt" > "$D/train.txt"
 fi
 transductive="--validation-fraction 0 --test-fraction 0"
-prior_flags() {  # SYMMETRIZATION: how the self prior enters the attention
-    if [ "$1" = agreement ]; then
-        echo --symmetrize agreement --prior-mix product \
-            --prior-floor "${PRIOR_FLOOR:-0.2}"
-    else
-        echo --symmetrize "$1" --prior-weight "${PRIOR_WEIGHT:-0.7}"
-    fi
-}
 train() {  # OUT HEAD [FLAGS...]
     local out=$1 head=$2; shift 2
     [ -f "$out/history.json" ] ||
@@ -111,19 +103,11 @@ done
 # grow-diag-final-and of each direction's links (the prior at weight
 # PRIOR_WEIGHT, default 0.7), then the two directions' agreement (the
 # prior as a product, floor PRIOR_FLOOR, default 0.2).
-diag=() suffix=
-if [ -n "${DIAGONAL_TENSION:-}" ]; then
-    diag=(--diagonal-tension "$DIAGONAL_TENSION") suffix=_diag$DIAGONAL_TENSION
-fi
 last="$D/round${ROUNDS}_self$suffix.align"
 agree="$D/round${ROUNDS}_agree$suffix.align"
 final() {  # OUT SYMMETRIZATION
-    [ -f "$1" ] ||
-        $PY -m examples.nmt align --data "$D/train.txt" --data-format anki \
-            --max-tokens "$MAX_TOKENS" --self-prior --cognates \
-            $(prior_flags "$2") "${diag[@]}" --quiet \
-            --run "$D/r${ROUNDS}_fr_en" --reverse-run "$D/r${ROUNDS}_en_fr" \
-            --out "$1"
+    self_prior_align "$D/train.txt" "$D/r${ROUNDS}_fr_en" \
+        "$D/r${ROUNDS}_en_fr" "$1" "$2"
 }
 final "$last" "${LABELS/agreement/grow-diag-final-and}"
 final "$agree" agreement
