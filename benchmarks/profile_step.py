@@ -3,6 +3,8 @@
     python -m benchmarks.profile_step [--model sequence|stepwise]
         [--mixed-precision off|bfloat16] [--jit-compile] [--steps 20]
         [--by-layer] [--matmuls] [--parallel] [--quick]
+    python -m benchmarks.profile_step --decode greedy|beam [--batch 64]
+        [--tfa-python .venv-tfa/bin/python]
 
 Builds one of `benchmarks.peers`' models at its sizes (vocabulary 5000,
 embedding 256, LSTM 256, batch 64, lengths 12), warms its `tf.function`
@@ -13,12 +15,18 @@ host's TensorFlow op events of the trace by op type (`MatMul`,
 largest first. With `--jit-compile` the ops are XLA's fused clusters and
 the table shows the cluster kernels instead. `--matmuls` also times the
 step's matmul shapes alone; docs/benchmarks.md has a run.
+
+`--decode greedy|beam` profiles the exported step-wise model's decoder
+instead, and `--tfa-python PYTHON` profiles TFA 0.23's decoder of the
+same sizes the same way in that Python (`benchmarks.profile_tfa`, the
+venv of `make bench-peers`) and prints the two side by side.
 """
 
 import argparse
 import collections
-import glob
+import json
 import os
+import subprocess
 import tempfile
 import time
 
@@ -26,71 +34,13 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
 import keras  # noqa: E402
 import tensorflow as tf  # noqa: E402
-from tensorflow.tsl.profiler.protobuf import xplane_pb2  # noqa: E402
 
 from benchmarks import peers  # noqa: E402
 from benchmarks import peers_models as models  # noqa: E402
-
-
-def op_type(name: str) -> str:
-    """`model/dense/MatMul:MatMul` -> `MatMul` (the event names the op and
-    its type after the colon)."""
-    return name.rsplit(":", 1)[-1] if ":" in name else name
-
-
-def matmul_site(name: str) -> str:
-    """A matmul's op type and the layer it belongs to, forward or gradient:
-    `gradient_tape/functional_1/dense_1/MatMul/MatMul_1:_MklMatMul` ->
-    `_MklMatMul dense_1 (gradient)`."""
-    path, kind = name.rsplit(":", 1)
-    parts = path.split("/")
-    grad = parts[0] == "gradient_tape"
-    layers = [p for p in parts[1 + grad:-1]
-              if not p.startswith(("while", "functional", "MatMul"))]
-    return f"{kind} {layers[0] if layers else '?'}" + (
-        " (gradient)" if grad else "")
-
-
-def op_times(logdir: str, by_site: bool = False) -> collections.Counter:
-    """Microseconds per op type, summed over the executor's op events.
-
-    `main` runs the executor on one inter-op thread, so that ops do not
-    overlap and the sum is the step's op time (each op still uses every
-    core). `by_site` splits matmuls by layer, forward and gradient."""
-    return op_events(logdir, by_site)[0]
-
-
-def op_events(logdir: str, by_site: bool = False) -> tuple:
-    """`(times, counts)`: microseconds and number of executed ops per op
-    type, over the executor's op events (see `op_times`)."""
-    (path,) = glob.glob(os.path.join(logdir, "**", "*.xplane.pb"),
-                        recursive=True)
-    space = xplane_pb2.XSpace()
-    with open(path, "rb") as f:
-        space.ParseFromString(f.read())
-    totals = collections.Counter()
-    counts = collections.Counter()
-
-    def key(name):
-        if by_site and "MatMul" in name:
-            return matmul_site(name)
-        return op_type(name)
-
-    for plane in space.planes:
-        if not plane.name.startswith("/host:CPU"):
-            continue
-        names = {k: m.name for k, m in plane.event_metadata.items()}
-        for line in plane.lines:
-            # The executor's inter-op threads; an op event is `name:Type`
-            # (the rest are the executor's own regions).
-            if not line.name.startswith("tf_Compute"):
-                continue
-            for event in line.events:
-                name = names.get(event.metadata_id, "")
-                if ":" in name and "::" not in name:
-                    totals[key(name)] += event.duration_ps / 1e6
-                    counts[key(name)] += 1
-    return totals, counts
+from benchmarks.profile_ops import matmul_site  # noqa: E402,F401
+from benchmarks.profile_ops import op_events  # noqa: E402,F401
+from benchmarks.profile_ops import op_type  # noqa: E402,F401
+from benchmarks.profile_ops import profile  # noqa: E402
 
 
 def matmul_rate(m: int, k: int, n: int, dtype: str = "float32",
@@ -182,10 +132,6 @@ def decode_call(args, savedir: str):
             args.batch * sizes["decode_length"])
 
 
-def _sync(result):
-    tf.nest.flatten(result)[0].numpy()
-
-
 def matmul_summary(totals: collections.Counter, steps: int, untraced: float,
                    flops: int, peak: float) -> str:
     """The matmuls' share of the op time and the step's matmul GFLOP/s."""
@@ -239,6 +185,46 @@ def op_count_summary(counts: collections.Counter, calls: int,
     return line + "."
 
 
+def tfa_profile(args) -> dict:
+    """TFA's decoder of `benchmarks.peers_tfa`, profiled by
+    `benchmarks.profile_tfa` under `args.tfa_python` at the same sizes,
+    batch, calls and inter-op threads: its JSON line as a dict."""
+    sizes = dict(peers.SIZES[args.quick], decode_batches=[args.batch],
+                 tfa_attentions=["luong"])
+    command = [args.tfa_python, "-m", "benchmarks.profile_tfa",
+               "--decode", args.decode, "--batch", str(args.batch),
+               "--steps", str(args.steps), "--sizes", json.dumps(sizes)]
+    if args.parallel:
+        command.append("--parallel")
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    done = subprocess.run(command, cwd=root, capture_output=True, text=True,
+                          env=dict(os.environ, PYTHONPATH=root))
+    lines = [line for line in done.stdout.splitlines() if line.startswith("{")]
+    if done.returncode != 0 or not lines:
+        raise RuntimeError(
+            f"TFA's profile failed (exit {done.returncode}): "
+            f"{' '.join(command[:3])} ...\n{done.stderr[-2000:]}")
+    return json.loads(lines[-1])
+
+
+def side_by_side(ours: dict, theirs: dict, calls: int, top: int) -> str:
+    """A markdown table of ms per call by op type, ours and TFA's: the `top`
+    op types with the most time on either side, the largest first, and
+    every op's total. `ours`, `theirs`: op type -> microseconds over
+    `calls` calls."""
+    names = sorted(set(ours) | set(theirs),
+                   key=lambda n: -max(ours.get(n, 0.0), theirs.get(n, 0.0)))
+    rows = ["| op type | ours ms/call | TFA ms/call |", "|---|---|---|"]
+    for name in names[:top]:
+        cells = [f"{ours[name] / 1e3 / calls:.2f}" if name in ours else "-",
+                 f"{theirs[name] / 1e3 / calls:.2f}" if name in theirs
+                 else "-"]
+        rows.append(f"| {name} | {cells[0]} | {cells[1]} |")
+    rows.append(f"| (all ops) | {sum(ours.values()) / 1e3 / calls:.2f} | "
+                f"{sum(theirs.values()) / 1e3 / calls:.2f} |")
+    return "\n".join(rows)
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", choices=["sequence", "stepwise"],
@@ -259,31 +245,28 @@ def main(argv=None) -> int:
     parser.add_argument("--batch", type=int, default=64,
                         help="sentences per decode (with --decode)")
     parser.add_argument(
+        "--tfa-python", metavar="PYTHON",
+        help="with --decode: also profile TFA 0.23's decoder the same way "
+        "(`benchmarks.profile_tfa` under this Python, the venv of `make "
+        "bench-peers`) and print both side by side")
+    parser.add_argument(
         "--parallel", action="store_true",
         help="keep TensorFlow's inter-op threads (the real speed; the op "
         "times then overlap and sum to more than the step)")
     args = parser.parse_args(argv)
     if not args.parallel:
         tf.config.threading.set_inter_op_parallelism_threads(1)
+    if args.tfa_python and not args.decode:
+        parser.error("--tfa-python needs --decode: TFA's side profiles its "
+                     f"decoders only. Received: --tfa-python {args.tfa_python}")
     with tempfile.TemporaryDirectory() as savedir:
         if args.decode:
             call, flops, label, tokens = decode_call(args, savedir)
         else:
             call, flops, label, tokens = train_call(args)
-        for _ in range(5):
-            _sync(call())
-        start = time.perf_counter()
-        for _ in range(args.steps):
-            _sync(call())
-        untraced = (time.perf_counter() - start) / args.steps
-        with tempfile.TemporaryDirectory() as logdir:
-            tf.profiler.experimental.start(logdir)
-            start = time.perf_counter()
-            for _ in range(args.steps):
-                _sync(call())
-            traced = (time.perf_counter() - start) / args.steps
-            tf.profiler.experimental.stop()
-            totals, counts = op_events(logdir, args.by_layer)
+        ours = profile(call, args.steps, args.by_layer)
+    untraced, traced = ours["untraced_s"], ours["traced_s"]
+    totals, counts = ours["totals"], ours["counts"]
     print(f"{label}: "
           f"{1e3 * untraced:.1f} ms/step untraced ({tokens / untraced:,.0f} "
           f"tokens/s), {1e3 * traced:.1f} ms traced")
@@ -310,6 +293,14 @@ def main(argv=None) -> int:
         for label, rate in matmul_table(
                 peers.SIZES[args.quick], dtype, 256 if args.quick else 2048):
             print(f"| {label} | {rate:.0f} |")
+    if args.tfa_python:
+        theirs = tfa_profile(args)
+        print(f"\nTFA {theirs['versions']['tfa']} (TensorFlow "
+              f"{theirs['versions']['tensorflow']}), the same decoder: "
+              f"{1e3 * theirs['untraced_s']:.1f} ms/call untraced, "
+              f"{1e3 * theirs['traced_s']:.1f} ms traced (ours "
+              f"{1e3 * untraced:.1f} / {1e3 * traced:.1f})")
+        print(side_by_side(totals, theirs["totals"], args.steps, args.top))
     return 0
 
 

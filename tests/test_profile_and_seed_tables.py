@@ -13,14 +13,14 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def test_op_type_and_matmul_site_names():
-    from benchmarks import profile_step
+    from benchmarks import profile_ops
 
-    assert profile_step.op_type("a/b/Sub_3:Sub") == "Sub"
-    assert profile_step.op_type("noname") == "noname"
-    assert profile_step.matmul_site(
+    assert profile_ops.op_type("a/b/Sub_3:Sub") == "Sub"
+    assert profile_ops.op_type("noname") == "noname"
+    assert profile_ops.matmul_site(
         "gradient_tape/functional_1/dense_1/MatMul/MatMul_1:_MklMatMul"
     ) == "_MklMatMul dense_1 (gradient)"
-    assert profile_step.matmul_site(
+    assert profile_ops.matmul_site(
         "functional_1/lstm_1/while/MatMul:MatMul"
     ) == "MatMul lstm_1"
 
@@ -55,21 +55,79 @@ def test_profile_step_accounts_for_the_traced_step():
 
 @pytest.mark.slow
 @pytest.mark.tf_only
-def test_profile_step_profiles_the_exported_greedy_decoder():
+def test_profile_step_profiles_the_exported_greedy_decoder(tmp_path):
     """`--decode greedy`: the SavedModel's loop ops are in the table (the
     vocabulary argmax is a top-1; greedy decodes from the logits: a
-    softmax for the picked token's log-probability, no log-softmax)."""
+    softmax for the picked token's log-probability, no log-softmax).
+
+    With `--tfa-python`, the TFA side runs as `PYTHON -m
+    benchmarks.profile_tfa` with the same decoder, batch, calls and
+    sizes, and its JSON line is printed beside ours. A stand-in for the
+    TFA venv's Python (no TFA here) records its arguments and answers
+    with a profile of its own."""
+    fake = tmp_path / "tfa-python"
+    record = tmp_path / "args.txt"
+    answer = {"untraced_s": 0.004, "traced_s": 0.005,
+              "totals": {"ArgMax": 600.0, "_MklMatMul": 1000.0},
+              "counts": {"ArgMax": 2, "_MklMatMul": 8},
+              "versions": {"tensorflow": "2.15.1", "tfa": "0.23.0"}}
+    fake.write_text(
+        "#!/bin/sh\n"
+        f"printf '%s\\n' \"$@\" > '{record}'\n"
+        "echo 'a line of TensorFlow noise'\n"
+        f"echo '{json.dumps(answer)}'\n"
+    )
+    fake.chmod(0o755)
     out = subprocess.run(
         [sys.executable, "-m", "benchmarks.profile_step", "--quick",
-         "--decode", "greedy", "--batch", "2", "--steps", "2", "--top", "80"],
+         "--decode", "greedy", "--batch", "2", "--steps", "2", "--top", "80",
+         "--tfa-python", str(fake)],
         cwd=ROOT, capture_output=True, text=True, timeout=300,
         env=dict(os.environ, PYTHONPATH=ROOT),
     )
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.startswith("exported greedy, batch 2: ")
+    ours, _, both = out.stdout.partition("\nTFA 0.23.0 (TensorFlow 2.15.1)")
     for op in ("| TopKV2 |", "Softmax |", "| TensorScatterUpdate |"):
-        assert op in out.stdout, out.stdout
-    assert "| LogSoftmax |" not in out.stdout, out.stdout
+        assert op in ours, out.stdout
+    assert "| LogSoftmax |" not in ours, out.stdout
+    assert ", the same decoder: 4.0 ms/call untraced, 5.0 ms traced" in both
+    # 2 calls: ArgMax 600 us -> 0.30 ms a call, on TFA's side only.
+    assert "| ArgMax | - | 0.30 |" in both, both
+    assert "| (all ops) |" in both and both.rstrip().endswith("| 0.80 |")
+    args = record.read_text().split("\n")
+    assert args[:2] == ["-m", "benchmarks.profile_tfa"], args
+    flags = dict(zip(args[2::2], args[3::2]))
+    assert flags["--decode"] == "greedy" and flags["--batch"] == "2"
+    assert flags["--steps"] == "2"
+    sizes = json.loads(flags["--sizes"])
+    assert sizes["decode_batches"] == [2] and sizes["vocab"] < 5000
+
+
+def test_side_by_side_table_orders_by_either_side():
+    from benchmarks import profile_step
+
+    ours = {"TopKV2": 300.0, "_MklMatMul": 2000.0, "Split": 100.0}
+    theirs = {"ArgMax": 400.0, "_MklMatMul": 1800.0, "Split": 60.0}
+    table = profile_step.side_by_side(ours, theirs, calls=2, top=3)
+    assert table.splitlines() == [
+        "| op type | ours ms/call | TFA ms/call |",
+        "|---|---|---|",
+        "| _MklMatMul | 1.00 | 0.90 |",
+        "| ArgMax | - | 0.20 |",
+        "| TopKV2 | 0.15 | - |",
+        "| (all ops) | 1.20 | 1.13 |",
+    ]
+
+
+@pytest.mark.tf_only
+def test_profile_step_refuses_tfa_python_without_decode(capsys):
+    from benchmarks import profile_step
+
+    with pytest.raises(SystemExit) as raised:
+        profile_step.main(["--tfa-python", "python3"])
+    assert raised.value.code == 2
+    assert "--tfa-python needs --decode" in capsys.readouterr().err
 
 
 def test_matmul_summary_shares_and_rates():
