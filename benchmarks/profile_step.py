@@ -37,9 +37,6 @@ import tensorflow as tf  # noqa: E402
 
 from benchmarks import peers  # noqa: E402
 from benchmarks import peers_models as models  # noqa: E402
-from benchmarks.profile_ops import matmul_site  # noqa: E402,F401
-from benchmarks.profile_ops import op_events  # noqa: E402,F401
-from benchmarks.profile_ops import op_type  # noqa: E402,F401
 from benchmarks.profile_ops import profile  # noqa: E402
 
 
