@@ -251,11 +251,11 @@ def main(argv=None) -> int:
         help="keep TensorFlow's inter-op threads (the real speed; the op "
         "times then overlap and sum to more than the step)")
     args = parser.parse_args(argv)
-    if not args.parallel:
-        tf.config.threading.set_inter_op_parallelism_threads(1)
     if args.tfa_python and not args.decode:
         parser.error("--tfa-python needs --decode: TFA's side profiles its "
                      f"decoders only. Received: --tfa-python {args.tfa_python}")
+    if not args.parallel:
+        tf.config.threading.set_inter_op_parallelism_threads(1)
     with tempfile.TemporaryDirectory() as savedir:
         if args.decode:
             call, flops, label, tokens = decode_call(args, savedir)

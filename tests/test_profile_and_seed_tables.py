@@ -122,8 +122,13 @@ def test_side_by_side_table_orders_by_either_side():
 
 @pytest.mark.tf_only
 def test_profile_step_refuses_tfa_python_without_decode(capsys):
+    """Before anything else: also in a process where TensorFlow already
+    ran, whose inter-op threads can no longer be set."""
+    import tensorflow as tf
+
     from benchmarks import profile_step
 
+    tf.constant(1.0) + 1.0
     with pytest.raises(SystemExit) as raised:
         profile_step.main(["--tfa-python", "python3"])
     assert raised.value.code == 2
