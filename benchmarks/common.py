@@ -29,9 +29,10 @@ def memory_device():
     return "GPU:0" if gpus else "CPU:0"
 
 
-def _sync(result):
-    # Results of a tf.function are ready when returned in eager mode; reading
-    # one scalar forces completion on asynchronous devices as well.
+def sync(result):
+    """Waits for `result` (a nest of tensors): results of a `tf.function`
+    are ready when returned in eager mode; reading one scalar forces
+    completion on asynchronous devices as well."""
     flat = tf.nest.flatten(result)
     if flat:
         flat[0].numpy()
@@ -43,7 +44,7 @@ def peak_memory(fn, *args, device=None):
     tf.config.experimental.reset_memory_stats(device)
     before = tf.config.experimental.get_memory_info(device)["current"]
     result = fn(*args)
-    _sync(result)
+    sync(result)
     peak = tf.config.experimental.get_memory_info(device)["peak"]
     del result
     return max(0, peak - before)
@@ -68,7 +69,7 @@ def interleaved(candidates, warmup=1, repeats=5, min_seconds=0.0,
     """
     for _ in range(warmup):
         for fn in candidates.values():
-            _sync(fn())
+            sync(fn())
     times = {name: [] for name in candidates}
     elapsed = 0.0
     rounds = 0
@@ -82,7 +83,7 @@ def interleaved(candidates, warmup=1, repeats=5, min_seconds=0.0,
             order.reverse()
         for name, fn in order:
             start = time.perf_counter()
-            _sync(fn())
+            sync(fn())
             spent = time.perf_counter() - start
             times[name].append(spent)
             elapsed += spent

@@ -7,7 +7,8 @@ it is given and answers the commands of `benchmarks.peers` on stdin
 (`benchmarks/peers_worker.py`: `setup`, `time NAME`, `quit`), started as
 `python -m benchmarks.peers_tfa` in the repository's root.
 
-This file imports only TensorFlow 2.15, TFA and the plain-Python protocol,
+This file imports only TensorFlow 2.15, TFA, the plain-Python protocol and
+`benchmarks.common` (TensorFlow only),
 never `keras_attention`.
 """
 
@@ -19,6 +20,7 @@ import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
 import tensorflow_addons as tfa  # noqa: E402
 
+from benchmarks.common import sync  # noqa: E402
 from benchmarks.peers_worker import serve  # noqa: E402
 
 END_TOKEN = 2
@@ -191,15 +193,9 @@ def setup(sizes):
     return calls
 
 
-def _sync(result):
-    flat = tf.nest.flatten(result)
-    if flat:
-        flat[0].numpy()
-
-
 def main():
     serve(setup, {"tensorflow": tf.__version__, "tfa": tfa.__version__},
-          _sync)
+          sync)
 
 
 if __name__ == "__main__":

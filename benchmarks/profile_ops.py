@@ -17,6 +17,8 @@ import time
 import tensorflow as tf
 from tensorflow.tsl.profiler.protobuf import xplane_pb2
 
+from benchmarks.common import sync
+
 
 def op_type(name: str) -> str:
     """`model/dense/MatMul:MatMul` -> `MatMul` (the event names the op and
@@ -69,18 +71,6 @@ def op_events(logdir: str, by_site: bool = False) -> tuple:
                     totals[key(name)] += event.duration_ps / 1e6
                     counts[key(name)] += 1
     return totals, counts
-
-
-def op_times(logdir: str, by_site: bool = False) -> collections.Counter:
-    """Microseconds per op type, summed over the executor's op events."""
-    return op_events(logdir, by_site)[0]
-
-
-def sync(result) -> None:
-    """Waits for `result` (a nest of tensors): reads its first tensor."""
-    flat = tf.nest.flatten(result)
-    if flat:
-        flat[0].numpy()
 
 
 def profile(call, steps: int, by_site: bool = False,
