@@ -37,6 +37,7 @@ import tensorflow as tf  # noqa: E402
 
 from benchmarks import peers  # noqa: E402
 from benchmarks import peers_models as models  # noqa: E402
+from benchmarks import peers_worker  # noqa: E402
 from benchmarks.profile_ops import profile  # noqa: E402
 
 
@@ -193,9 +194,9 @@ def tfa_profile(args) -> dict:
                "--steps", str(args.steps), "--sizes", json.dumps(sizes)]
     if args.parallel:
         command.append("--parallel")
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    done = subprocess.run(command, cwd=root, capture_output=True, text=True,
-                          env=dict(os.environ, PYTHONPATH=root))
+    # In the repository's root, as `benchmarks.peers` starts its workers.
+    done = subprocess.run(command, cwd=peers_worker.ROOT,
+                          capture_output=True, text=True)
     lines = [line for line in done.stdout.splitlines() if line.startswith("{")]
     if done.returncode != 0 or not lines:
         raise RuntimeError(
