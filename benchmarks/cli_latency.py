@@ -19,7 +19,8 @@ the median CPU time (user + system, of the process and its children):
 Then the phases inside one process (`--runs` processes, medians): the
 imports, loading the SavedModel and the first and second call, with the
 command line's loader (`keras_attention.cli.saved_model.Signature`) and
-with `tf.saved_model.load`.
+with `tf.saved_model.load`, the garbage collector set as in the command
+line's process (`keras_attention.cli.launch.PROCESS_GC_THRESHOLD`).
 
 Without `--model`, a tiny Translator is trained and exported by the
 command line into a temporary folder first (about a minute on 2 cores).
@@ -39,14 +40,17 @@ import sys
 import tempfile
 import time
 
+from keras_attention.cli.launch import PROCESS_GC_THRESHOLD
+
 SENTENCE = "one two three"
 WORDS = "one two three four five six seven eight nine ten".split()
 FRENCH = "un deux trois quatre cinq six sept huit neuf dix".split()
 
 # The phases inside one process, printed as `name seconds` lines.
 PHASES = r"""
-import os, sys, time
+import gc, os, sys, time
 os.environ["TF_CPP_MIN_LOG_LEVEL"] = "3"
+gc.set_threshold(int(sys.argv[4]), *gc.get_threshold()[1:])
 start = time.perf_counter()
 def mark(name):
     global start
@@ -141,7 +145,8 @@ def phases(export, runs):
     for _ in range(runs):
         for loader in ("signature", "tf.saved_model.load"):
             _, _, out = run_once(
-                [sys.executable, "-c", PHASES, export, loader, SENTENCE],
+                [sys.executable, "-c", PHASES, export, loader, SENTENCE,
+                 str(PROCESS_GC_THRESHOLD)],
                 os.environ.copy(),
             )
             for line in out.splitlines():

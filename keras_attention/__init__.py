@@ -6,11 +6,12 @@ registers its layers with Keras, so a `.keras` file that uses them loads
 after `import keras_attention`.
 """
 
-# The command line on a LiteRT or ONNX model runs without Keras (and exits
-# here); otherwise it starts quietly (no backend start-up lines): both
-# before Keras is imported below.
+# The command line's process collects garbage less often; on a LiteRT or
+# ONNX model it runs without Keras (and exits here); otherwise it starts
+# quietly (no backend start-up lines): all before Keras is imported below.
 from keras_attention.cli import launch as _launch
 
+_launch.collect_for_one_command()
 _launch.run_portable()
 _launch.quiet_start()
 
