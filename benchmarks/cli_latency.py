@@ -42,6 +42,7 @@ import time
 
 from keras_attention.cli.launch import PROCESS_GC_THRESHOLD
 
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SENTENCE = "one two three"
 WORDS = "one two three four five six seven eight nine ten".split()
 FRENCH = "un deux trois quatre cinq six sept huit neuf dix".split()
@@ -84,11 +85,12 @@ def _cpu_of_children():
     return usage.ru_utime + usage.ru_stime
 
 
-def run_once(command, env):
+def run_once(command, env, cwd=None):
     """`(wall, cpu, stdout)` of one whole process."""
     cpu = _cpu_of_children()
     start = time.perf_counter()
-    done = subprocess.run(command, env=env, capture_output=True, text=True)
+    done = subprocess.run(command, env=env, capture_output=True, text=True,
+                          cwd=cwd)
     wall = time.perf_counter() - start
     if done.returncode != 0:
         raise RuntimeError(f"{command} failed: {done.stderr[-2000:]}")
@@ -118,14 +120,16 @@ def tiny_export(folder):
 
 def whole_commands(export, runs, before, cache):
     # The command line's cache (XLA programs) in a folder of its own,
-    # filled by the warm-up round.
+    # filled by the warm-up round. The processes start in that folder, so
+    # that the package comes from PYTHONPATH (`python -m` puts the current
+    # folder first on the path): this checkout's, or `--before`'s.
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", XDG_CACHE_HOME=cache)
     translate = [sys.executable, "-m", "keras_attention", "translate",
                  "--model", export, SENTENCE]
     candidates = {
         "import": ([sys.executable, "-c",
                     "import tensorflow, tensorflow_text"], env),
-        "translate": (translate, env),
+        "translate": (translate, dict(env, PYTHONPATH=ROOT)),
     }
     if before:
         candidates["translate before"] = (
@@ -134,20 +138,20 @@ def whole_commands(export, runs, before, cache):
     figures = {name: [] for name in candidates}
     for round_ in range(runs + 1):
         for name, (command, environment) in candidates.items():
-            wall, cpu, _ = run_once(command, environment)
+            wall, cpu, _ = run_once(command, environment, cwd=cache)
             if round_:  # the first round warms the disk cache
                 figures[name].append((wall, cpu))
     return figures
 
 
-def phases(export, runs):
+def phases(export, runs, folder):
     times = {}
     for _ in range(runs):
         for loader in ("signature", "tf.saved_model.load"):
             _, _, out = run_once(
                 [sys.executable, "-c", PHASES, export, loader, SENTENCE,
                  str(PROCESS_GC_THRESHOLD)],
-                os.environ.copy(),
+                dict(os.environ, PYTHONPATH=ROOT), cwd=folder,
             )
             for line in out.splitlines():
                 name, seconds = line.rsplit(" ", 1)
@@ -192,9 +196,9 @@ def main(argv=None):
     if args.runs < 1:
         parser.error(f"--runs must be at least 1; got {args.runs}")
     with tempfile.TemporaryDirectory() as folder:
-        export = args.model or tiny_export(folder)
+        export = os.path.abspath(args.model or tiny_export(folder))
         figures = whole_commands(export, args.runs, args.before, folder)
-        times = phases(export, args.runs)
+        times = phases(export, args.runs, folder)
         text = report(figures, times, args.runs,
                       "tiny (8 units)" if args.model is None else export)
     print(text, end="")
