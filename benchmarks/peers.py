@@ -19,8 +19,9 @@ train step) it measures target tokens per second of:
   a float32 vocabulary projection (what the NMT example's
   `--mixed-precision auto` picks on a CPU with AVX512_BF16 or AMX), and
   float32 with XLA (`jit_compile=True`, now possible for `AttentionRNN`),
-  and float32 with `keras.layers.LSTM` and Keras' `Adam` (the figures
-  before `keras_attention.LSTM` and `FusedAdam`);
+  and float32 with `keras.layers.LSTM`, Keras' `Adam` and Keras' cross-entropy
+  (the figures before `keras_attention.LSTM`, `FusedAdam` and
+  `sparse_cross_entropy`);
 - the TensorFlow tutorial's architecture (bidirectional GRU encoder, GRU
   decoder, one-head `MultiHeadAttention` + residual + `LayerNormalization`);
 - ours on JAX (`benchmarks/peers_jax.py`, in a process of its own with
@@ -169,7 +170,8 @@ def build_local(sizes, savedir):
             )
     # The tutorial's own optimizer.
     step = models.train_step(models.tutorial_model(sizes),
-                             optimizer=keras.optimizers.Adam())
+                             optimizer=keras.optimizers.Adam(),
+                             cross_entropy=models.keras_cross_entropy)
     timers["tutorial-train"] = local_timer(
         lambda: step(source, target_in, target_out), warmup
     )
@@ -192,6 +194,7 @@ def build_local(sizes, savedir):
         step = models.train_step(
             m, jit_compile=jit,
             optimizer=keras.optimizers.Adam() if before else None,
+            cross_entropy=models.keras_cross_entropy if before else None,
         )
         timers[name] = local_timer(
             lambda s=step: s(source, target_in, target_out), warmup
@@ -248,7 +251,7 @@ FAST_VARIANTS = [
                         ("generic-bf16", "mixed_bfloat16"))
 ]
 FAST_LABELS = {
-    "keras": "keras.layers.LSTM and Keras' Adam (before)",
+    "keras": "keras.layers.LSTM, Keras' Adam and cross-entropy (before)",
     "xla": "float32, XLA",
     "bf16": "mixed_bfloat16",
     "generic": "AttentionRNN(fused=False) (before)",

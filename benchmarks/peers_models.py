@@ -18,6 +18,7 @@ import tensorflow as tf
 
 import keras_attention as ka
 from keras_attention.seq2seq import FusedAdam
+from keras_attention.seq2seq.losses import sparse_cross_entropy
 
 END_TOKEN = 2
 START_TOKEN = 1
@@ -132,14 +133,23 @@ def tutorial_model(sizes):
     return keras.Model([source, target], logits)
 
 
-def train_step(model, jit_compile=False, optimizer=None):
+def keras_cross_entropy(labels, logits):
+    """Keras' token cross-entropy (TensorFlow's fused op), as the
+    tutorial's model and the models before this library's building blocks
+    train with."""
+    return keras.losses.sparse_categorical_crossentropy(
+        labels, logits, from_logits=True
+    )
+
+
+def train_step(model, jit_compile=False, optimizer=None, cross_entropy=None):
     """One `tf.function` step: Adam on the masked cross-entropy (of float32
     logits); XLA-compiled with `jit_compile=True`. `optimizer` defaults to
-    the NMT example's `FusedAdam`."""
+    the NMT example's `FusedAdam`, `cross_entropy` (labels, logits ->
+    per-token losses) to the library's `sparse_cross_entropy`, which
+    `MaskedLoss` trains with."""
     optimizer = optimizer or FusedAdam()
-    loss_fn = keras.losses.SparseCategoricalCrossentropy(
-        from_logits=True, reduction=None
-    )
+    cross_entropy = cross_entropy or sparse_cross_entropy
 
     @tf.function(jit_compile=jit_compile)
     def step(source, target_in, target_out):
@@ -147,7 +157,7 @@ def train_step(model, jit_compile=False, optimizer=None):
             logits = tf.cast(model([source, target_in], training=True),
                              "float32")
             mask = tf.cast(target_out != 0, "float32")
-            loss = tf.reduce_sum(loss_fn(target_out, logits) * mask)
+            loss = tf.reduce_sum(cross_entropy(target_out, logits) * mask)
             loss = loss / tf.reduce_sum(mask)
         variables = model.trainable_variables
         grads = tape.gradient(loss, variables)

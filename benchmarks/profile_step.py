@@ -10,8 +10,8 @@ Builds one of `benchmarks.peers`' models at its sizes (vocabulary 5000,
 embedding 256, LSTM 256, batch 64, lengths 12), warms its `tf.function`
 train step up, traces `--steps` steps with `tf.profiler`, and sums the
 host's TensorFlow op events of the trace by op type (`MatMul`,
-`BiasAddGrad`, `SparseSoftmaxCrossEntropyWithLogits`, the Adam update,
-...): total milliseconds per step and share of the step's wall time, the
+`BiasAddGrad`, the cross-entropy's `_MklSoftmax` and `OneHot`, the Adam
+update, ...): total milliseconds per step and share of the step's wall time, the
 largest first. With `--jit-compile` the ops are XLA's fused clusters and
 the table shows the cluster kernels instead. `--matmuls` also times the
 step's matmul shapes alone; docs/benchmarks.md has a run.

@@ -43,7 +43,9 @@ def test_profile_step_accounts_for_the_traced_step():
         cells = [c.strip() for c in line.strip("|").split("|")]
         if len(cells) == 3 and cells[1].replace(".", "").isdigit():
             rows[cells[0]] = (float(cells[1]), float(cells[2].rstrip(" %")))
-    assert "SparseSoftmaxCrossEntropyWithLogits" in rows
+    # The cross-entropy (`sparse_cross_entropy`): its softmax, and the
+    # one-hot labels of its gradient.
+    assert "_MklSoftmax" in rows and "OneHot" in rows
     assert any("MatMul dense" in k and "gradient" in k for k in rows)
     assert any("MatMul lstm" in k for k in rows)
     share = rows["(all ops)"][1]
