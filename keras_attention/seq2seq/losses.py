@@ -34,8 +34,15 @@ def sparse_cross_entropy(labels: Tensor, logits: Tensor) -> Tensor:
     TensorFlow's CPU this runs about 2x faster than the fused
     `SparseSoftmaxCrossEntropyWithLogits` op, whose reductions took a
     tenth of the NMT example's training step at a 5,000-word vocabulary
-    (oneDNN's softmax does the work here).
+    (oneDNN's softmax does the work here); PyTorch gains too. On JAX the
+    plain formula (Keras' loss) is used: XLA fuses it into the step, where
+    the stored softmax made the training step of `benchmarks.peers`' models
+    7-9 % slower.
     """
+    if keras.backend.backend() == "jax":
+        return keras.losses.sparse_categorical_crossentropy(
+            labels, logits, from_logits=True
+        )
     labels = ops.cast(labels, "int32")
 
     @ops.custom_gradient
