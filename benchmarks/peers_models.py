@@ -18,7 +18,7 @@ import tensorflow as tf
 
 import keras_attention as ka
 from keras_attention.seq2seq import FusedAdam
-from keras_attention.seq2seq.losses import sparse_cross_entropy
+from keras_attention.seq2seq import sparse_cross_entropy
 
 END_TOKEN = 2
 START_TOKEN = 1
