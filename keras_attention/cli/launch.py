@@ -28,7 +28,7 @@ by setting `QUIET_START_VARIABLE` to `1` before it imports this package
 `collect_for_one_command` runs first of all: Python's garbage collector
 makes a young collection every 700 objects allocated (net), and each one
 that reaches the oldest generation walks every object alive. Importing
-TensorFlow creates about two million objects that live as long as the
+TensorFlow leaves about 400,000 objects that live as long as the
 process, so the collector walks them again and again (about 0.6 s of a
 2.9 s import on 2 cores), and once more at the process's end (0.8 s). In
 the command line's process the collector runs every
