@@ -12,10 +12,18 @@ the same update in one pass:
 
 which is Keras' formula, term for term. Everything `keras.optimizers.Adam`
 does around the update (clipping, schedules, loss scaling, EMA,
-`tf.distribute`) is unchanged. Sparse gradients (`tf.IndexedSlices`, an
-embedding's), `amsgrad` and backends other than TensorFlow use Keras' own
-update: for a sparse gradient Keras squares each slice before it sums the
-slices of a repeated row, which the dense kernel cannot reproduce.
+`tf.distribute`) is unchanged.
+
+A sparse gradient (`tf.IndexedSlices`, an embedding's) is summed into its
+dense form (the slices of a row repeated in the batch added up: the
+gradient of the loss with respect to the variable) and goes through the
+same kernel. That is Adam's update of the true gradient, the one Keras'
+Adam makes on JAX and PyTorch (whose embedding gradients are dense) and
+`tf.keras` 2 made (it summed repeated rows first). Keras 3's TensorFlow
+update squares each slice before it adds the slices of a repeated row, so
+its second moment differs where a row repeats within a batch; it also
+makes about ten passes over the embedding matrix where the kernel makes
+one. `amsgrad` and backends other than TensorFlow use Keras' own update.
 """
 
 from typing import Any
@@ -28,7 +36,10 @@ import keras
 class FusedAdam(keras.optimizers.Adam):
     """`keras.optimizers.Adam` whose update is TensorFlow's fused kernel.
 
-    Same arguments, slots, results and checkpoints as Keras' Adam.
+    Same arguments, slots and checkpoints as Keras' Adam, and the same
+    results for dense gradients; an embedding's sparse gradient updates
+    the variable as its dense form (repeated rows summed) would, as on
+    Keras' other backends (see the module's docstring).
     """
 
     def update_step(
@@ -39,7 +50,8 @@ class FusedAdam(keras.optimizers.Adam):
         import tensorflow as tf
 
         if isinstance(gradient, tf.IndexedSlices):
-            return super().update_step(gradient, variable, learning_rate)
+            # The sum of the slices of each row (an UnsortedSegmentSum).
+            gradient = tf.convert_to_tensor(gradient)
         dtype = variable.dtype
         step = tf.cast(self.iterations + 1, dtype)
         beta_1 = tf.cast(self.beta_1, dtype)
