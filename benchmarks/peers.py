@@ -15,9 +15,11 @@ train step) it measures target tokens per second of:
 - ours, sequence mode: LSTM decoder + attention + `AttentionalOutput`;
   our LSTMs are `keras_attention.LSTM` and the optimizer is the NMT
   example's `FusedAdam`, as in the example;
-- ours again, fast variants (`FAST_VARIANTS`): under `mixed_bfloat16` with
-  a float32 vocabulary projection (what the NMT example's
-  `--mixed-precision auto` picks on a CPU with AVX512_BF16 or AMX), and
+- ours again, fast variants (`FAST_VARIANTS`): under `mixed_bfloat16`
+  (what the NMT example's `--mixed-precision auto` picks on a CPU with
+  AVX512_BF16 or AMX), the vocabulary projection in bfloat16 as
+  `Seq2Seq(projection_dtype="auto")` makes it, and again with a float32
+  projection (the figures before that default), and
   float32 with XLA (`jit_compile=True`, now possible for `AttentionRNN`),
   and float32 with `keras.layers.LSTM`, Keras' `Adam` and Keras' cross-entropy
   (the figures before `keras_attention.LSTM`, `FusedAdam` and
@@ -176,7 +178,7 @@ def build_local(sizes, savedir):
         lambda: step(source, target_in, target_out), warmup
     )
     # The fast variants: the example's default on a bfloat16 CPU
-    # (mixed_bfloat16, float32 vocabulary projection) and XLA.
+    # (mixed_bfloat16, the vocabulary projection in bfloat16) and XLA.
     # And the models before keras_attention.LSTM and FusedAdam.
     for name, kind, score, policy, jit in FAST_VARIANTS:
         before = name.endswith("-keras")
@@ -186,7 +188,10 @@ def build_local(sizes, savedir):
         options = {}
         if kind == "stepwise":
             options["fused"] = "generic" not in name
-        m = build(sizes, score, logits_dtype="float32",
+        # The figures before `projection_dtype="auto"` (and the generic
+        # loop's) project in float32; the others under the policy.
+        logits_dtype = None if name.endswith("-train-bf16") else "float32"
+        m = build(sizes, score, logits_dtype=logits_dtype,
                   lstm=keras.layers.LSTM if before else ka.LSTM, **options)
         if kind == "stepwise":
             m = m[0]
@@ -241,6 +246,7 @@ FAST_VARIANTS = [
         ("luong", "keras", "float32", False),
         ("luong", "xla", "float32", True),
         ("luong", "bf16", "mixed_bfloat16", False),
+        ("luong", "bf16-f32proj", "mixed_bfloat16", False),
         ("bahdanau", "bf16", "mixed_bfloat16", False),
     )
 ] + [
@@ -254,6 +260,7 @@ FAST_LABELS = {
     "keras": "keras.layers.LSTM, Keras' Adam and cross-entropy (before)",
     "xla": "float32, XLA",
     "bf16": "mixed_bfloat16",
+    "bf16-f32proj": "mixed_bfloat16, float32 vocabulary projection (before)",
     "generic": "AttentionRNN(fused=False) (before)",
     "generic-bf16": "AttentionRNN(fused=False), mixed_bfloat16 (before)",
     "jax": "float32, JAX (Keras jit_compile, one jax.jit step)",

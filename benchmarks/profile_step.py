@@ -91,7 +91,9 @@ def build(kind: str, policy: str, quick: bool = False):
     sizes = peers.SIZES[quick]
     keras.mixed_precision.set_global_policy(
         "mixed_bfloat16" if policy == "bfloat16" else "float32")
-    logits_dtype = "float32" if policy == "bfloat16" else None
+    # The vocabulary projection under the policy, as `Seq2Seq`'s default
+    # `projection_dtype="auto"` makes it under mixed_bfloat16.
+    logits_dtype = None
     if kind == "sequence":
         model = models.sequence_model(sizes, "luong", logits_dtype)
     else:

@@ -70,6 +70,7 @@ def _refused(name, value, error=ValueError, **kwargs):
     ("attention_keys", "embeddings"),  # took the encoder states
     ("attention_values", "embeddings"),
     ("model", "transformer"),  # built the step-wise decoder
+    ("projection_dtype", "bfloat16"),
 ])
 def test_unknown_choices_are_refused(name, value):
     message = _refused(name, value)
@@ -289,7 +290,8 @@ def test_out_of_domain_rates_are_refused(data):
 @settings(max_examples=40, deadline=None)
 @given(
     name=st.sampled_from(("model", "score", "cell", "attention_keys",
-                          "attention_values", "alignment_head")),
+                          "attention_values", "alignment_head",
+                          "projection_dtype")),
     value=st.one_of(st.text(max_size=8), st.integers(), st.none(),
                     st.booleans()),
 )
@@ -300,6 +302,7 @@ def test_unknown_choices_are_refused_property(name, value):
         "attention_keys": seq2seq_lib.ATTENTION_INPUTS,
         "attention_values": seq2seq_lib.ATTENTION_INPUTS,
         "alignment_head": seq2seq_lib.ALIGNMENT_HEADS,
+        "projection_dtype": seq2seq_lib.PROJECTION_DTYPES,
     }[name]
     if value in valid:
         return
@@ -339,6 +342,9 @@ def _valid_arguments(draw):
         "attention_keys": draw(st.sampled_from(inputs)),
         "attention_values": draw(st.sampled_from(inputs)),
         "alignment_head": draw(st.sampled_from(seq2seq_lib.ALIGNMENT_HEADS)),
+        "projection_dtype": draw(
+            st.sampled_from(seq2seq_lib.PROJECTION_DTYPES)
+        ),
     }
     if arguments["attention_keys"] == arguments["attention_values"] == (
         "embedding"

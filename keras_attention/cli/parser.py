@@ -91,6 +91,7 @@ def _choices() -> Dict[str, tuple]:
         "attention_keys": inputs,
         "attention_values": inputs,
         "alignment_head": getattr(seq2seq, "ALIGNMENT_HEADS", None),
+        "projection_dtype": getattr(seq2seq, "PROJECTION_DTYPES", None),
     }
     return {k: tuple(v) for k, v in found.items() if v}
 

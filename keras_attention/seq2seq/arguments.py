@@ -27,6 +27,7 @@ CELLS = ("lstm", "gru")
 # `attention_keys` and `attention_values`.
 ATTENTION_INPUTS = ("encoder", "embedding")
 ALIGNMENT_HEADS = ("off", "guided", "lexical")
+PROJECTION_DTYPES = ("auto", "float32", "policy")
 
 # Vocabulary sizes hold at least the reserved tokens (ids 0 to 3).
 _MIN_VOCAB_SIZE = len(RESERVED_TOKENS)
@@ -94,6 +95,7 @@ def check_arguments(parameters: dict, arguments: dict) -> dict:
         ("attention_keys", ATTENTION_INPUTS),
         ("attention_values", ATTENTION_INPUTS),
         ("alignment_head", ALIGNMENT_HEADS),
+        ("projection_dtype", PROJECTION_DTYPES),
     ):
         out[name] = check_choice(name, values[name], choices, _OWNER)
     for name in ("bidirectional", "bridge", "attend_source_end"):

@@ -89,7 +89,7 @@ class ForwardPass:
                 memory_mask=source_mask,
             )
             outputs = drop(outputs)
-            return self.output_projection(outputs), weights, outputs
+            return self._logits(outputs), weights, outputs
         for i, rnn in enumerate(self.decoder_rnns):
             y = rnn(y, initial_state=states)[0]
             if i < len(self.decoder_rnns) - 1:
@@ -98,7 +98,12 @@ class ForwardPass:
             y, values, key=keys, value_mask=source_mask
         )
         h_tilde = drop(self.attentional_output(context, y))
-        return self.output_projection(h_tilde), weights, y
+        return self._logits(h_tilde), weights, y
+
+    def _logits(self, hidden: Tensor) -> Tensor:
+        """The vocabulary projection of `hidden`, as float32 logits
+        (`Seq2Seq`'s `projection_dtype` may compute it in bfloat16)."""
+        return ops.cast(self.output_projection(hidden), "float32")
 
     def _teacher_forced(self, source_ids: Tensor, target_in: Tensor):
         memory, states, embedded = self._encode(source_ids)

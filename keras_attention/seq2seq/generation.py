@@ -146,8 +146,7 @@ class Generation:
             output = self.attentional_output(context, y)
             new_state = dict(state)
             new_state["rnn"] = new_rnn
-        logits = ops.cast(self.output_projection(output), "float32")
-        return logits, new_state, ops.cast(weights, "float32")
+        return self._logits(output), new_state, ops.cast(weights, "float32")
 
     # Whether `generate` compiles its decoding function (`compile=None`);
     # set it to `False` on a model (or pass `compile=False`) to decode

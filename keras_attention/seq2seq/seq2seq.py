@@ -47,6 +47,7 @@ from keras_attention.rnn import LSTM
 from keras_attention.seq2seq import arguments as arguments_lib
 from keras_attention.seq2seq import layers as layers_lib
 from keras_attention.seq2seq.arguments import ALIGNMENT_HEADS  # noqa: F401
+from keras_attention.seq2seq.arguments import PROJECTION_DTYPES  # noqa: F401
 from keras_attention.seq2seq.arguments import ATTENTION_INPUTS  # noqa: F401
 from keras_attention.seq2seq.arguments import CELLS  # noqa: F401
 from keras_attention.seq2seq.arguments import MODELS  # noqa: F401
@@ -138,6 +139,15 @@ class Seq2Seq(OutputTargets, ForwardPass, Generation, keras.Model):
             leave the encoder unused). Defaults to `"encoder"`.
         alignment_head: `"off"`, `"guided"` or `"lexical"` (`layers.py`).
             Defaults to `"off"`.
+        projection_dtype: Where the vocabulary projection (the largest
+            matmul of a step) computes under a mixed policy: `"float32"`
+            (always float32), `"policy"` (the model's compute dtype,
+            bfloat16 under `mixed_bfloat16`), or `"auto"`: `"policy"`
+            under a bfloat16 policy (bfloat16 has float32's range; the
+            matmul accumulates in float32), `"float32"` under float16.
+            The `"logits"` output is float32 either way (the loss and the
+            softmax run in float32). Defaults to `"auto"`; a configuration
+            saved without it loads as `"float32"`.
         **kwargs: `keras.Model` arguments: `name`, `trainable`, `dtype`
             (a dtype policy, e.g. `"mixed_bfloat16"`).
 
@@ -185,6 +195,7 @@ class Seq2Seq(OutputTargets, ForwardPass, Generation, keras.Model):
         attention_keys: str = "encoder",
         attention_values: str = "encoder",
         alignment_head: str = "off",
+        projection_dtype: str = "auto",
         **kwargs: Any,
     ):
         given = locals()
@@ -266,7 +277,9 @@ class Seq2Seq(OutputTargets, ForwardPass, Generation, keras.Model):
             self.score, self.attention_units or decoder_units
         )
         self.output_projection = keras.layers.Dense(
-            self.target_vocab_size, dtype="float32", name="logits"
+            self.target_vocab_size,
+            dtype=self._projection_policy(),
+            name="logits",
         )
         if self.model == "luong":
             self.decoder_rnns = [
@@ -332,8 +345,22 @@ class Seq2Seq(OutputTargets, ForwardPass, Generation, keras.Model):
         config["dtype"] = keras.dtype_policies.serialize(self.dtype_policy)
         return config
 
+    def _projection_policy(self) -> Optional[str]:
+        """The vocabulary projection's dtype policy (`projection_dtype`):
+        `None` for the model's own."""
+        if self.projection_dtype == "policy":
+            return None
+        if self.projection_dtype == "auto":
+            compute = keras.config.dtype_policy().compute_dtype
+            if compute == "bfloat16":
+                return None
+        return "float32"
+
     @classmethod
     def from_config(cls, config: dict) -> Any:
+        # Models saved before `projection_dtype` projected in float32.
+        config = dict(config)
+        config.setdefault("projection_dtype", "float32")
         return cls(**config)
 
 
