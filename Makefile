@@ -16,7 +16,7 @@ BACKEND_PINS ?= "torch==2.13.0" "jax[cpu]>=0.4.30"
 # console script): run by `make wheel-test` only.
 FRONT_DOOR_TESTS ?= tests/test_wheel_front_door.py
 # Tests that run on every Keras backend (the rest needs TensorFlow).
-BACKEND_TESTS ?= $(wildcard tests/test_compat*.py tests/test_layers*.py tests/test_rnn*.py tests/test_decoding*.py tests/test_visualization*.py tests/test_alignment*.py tests/test_location_sensitive_attention.py tests/test_monotonic_attention.py tests/test_stateful_in_rnn.py tests/test_tfa_attention_parity.py tests/test_seq2seq.py tests/test_seq2seq_generate_compiled.py tests/test_seq2seq_reliability.py tests/test_seq2seq_cross_entropy.py tests/test_translator.py tests/test_distillation.py)
+BACKEND_TESTS ?= $(wildcard tests/test_compat*.py tests/test_layers*.py tests/test_rnn*.py tests/test_decoding*.py tests/test_visualization*.py tests/test_alignment*.py tests/test_location_sensitive_attention.py tests/test_monotonic_attention.py tests/test_stateful_in_rnn.py tests/test_tfa_attention_parity.py tests/test_seq2seq.py tests/test_seq2seq_generate_compiled.py tests/test_seq2seq_reliability.py tests/test_seq2seq_cross_entropy.py tests/test_seq2seq_projection_dtype.py tests/test_translator.py tests/test_distillation.py)
 
 # Environments made before the rename hold this project as `keras-attention`,
 # also the name of an unrelated 2019 package with the same import name

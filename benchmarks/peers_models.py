@@ -55,7 +55,8 @@ def stepwise_parts(sizes, score, logits_dtype=None, cell="lstm"):
     """The step-wise decoder's layers: embedding, wrapper, projection.
 
     `logits_dtype="float32"` keeps the vocabulary projection in float32
-    under a mixed policy, as the NMT example does; `cell`: `"lstm"` or
+    under a mixed policy (`Seq2Seq(projection_dtype="float32")`; `None`,
+    the policy's, is what its default does under mixed_bfloat16); `cell`: `"lstm"` or
     `"gru"`, the decoder cell."""
     units = sizes["units"]
     cells = {"lstm": keras.layers.LSTMCell, "gru": keras.layers.GRUCell}

@@ -199,3 +199,53 @@ def test_mirrored_strategy_updates_every_replica():
     for got, want in zip(*results):
         np.testing.assert_allclose(got, want, rtol=1e-5, atol=2e-6)
     assert not np.allclose(results[0][0], 1.0)
+
+
+def _sparse_distributed_step(strategy, optimizer, variable, dense):
+    """A replica step applying an embedding's gradient (row 1 twice), or
+    its dense form."""
+    @tf.function
+    def step():
+        def replica_step():
+            gradient = tf.IndexedSlices(
+                tf.constant([[1.0, -2.0, 0.5], [0.3, 0.1, -1.0],
+                             [2.0, 0.0, 1.0]]),
+                tf.constant([1, 4, 1]), tf.constant([6, 3]),
+            )
+            if dense:
+                gradient = tf.convert_to_tensor(gradient)
+            optimizer.apply_gradients([(gradient, variable)])
+
+        strategy.run(replica_step)
+
+    return step
+
+
+def test_mirrored_strategy_sparse_gradient_is_its_dense_form():
+    devices = tf.config.list_logical_devices("CPU")
+    strategy = tf.distribute.MirroredStrategy(
+        [d.name for d in devices[:2]] if len(devices) > 1 else None
+    )
+    results = []
+    for make, dense in ((FusedAdam, False), (keras.optimizers.Adam, True)):
+        with strategy.scope():
+            variable = keras.Variable(_variables()[0].numpy())
+            optimizer = make(0.1)
+            optimizer.build([variable])
+
+        step = _sparse_distributed_step(strategy, optimizer, variable, dense)
+        for _ in range(3):
+            step()
+        results.append([
+            np.asarray(v) for v in strategy.experimental_local_results(
+                variable.value
+            )
+        ])
+    for got, want in zip(*results):
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=2e-6)
+    # Every replica holds the same values; rows 1 and 4 moved.
+    for replica in results[0][1:]:
+        np.testing.assert_array_equal(replica, results[0][0])
+    start = _variables()[0].numpy()
+    assert not np.allclose(results[0][0][[1, 4]], start[[1, 4]])
+

@@ -142,3 +142,29 @@ def test_a_config_saved_without_it_projects_in_float32(tmp_path):
     assert _model("mixed_bfloat16").output_projection.compute_dtype == (
         "bfloat16"
     )
+
+
+def test_run_settings_written_without_it_project_in_float32():
+    from keras_attention.training import settings
+    from keras_attention.translator import runs
+
+    new = settings.ModelConfig()
+    assert new.projection_dtype == "auto"
+    written = json.loads(new.to_json())
+    assert written["projection_dtype"] == "auto"
+    assert settings.ModelConfig.from_json(new.to_json()) == new
+    # A run.json of the versions before the setting.
+    del written["projection_dtype"]
+    old = settings.ModelConfig.from_json(json.dumps(written))
+    assert old.projection_dtype == "float32"
+    (from_run,) = settings.from_dicts({"model": written},
+                                      [("model", settings.ModelConfig)])
+    assert from_run.projection_dtype == "float32"
+    arguments = runs.model_arguments(dict(written, source_vocab_size=9,
+                                          target_vocab_size=7))
+    assert arguments["projection_dtype"] == "float32"
+    # The settings of a new run keep theirs.
+    chosen = dict(written, projection_dtype="policy")
+    assert runs.model_arguments(chosen)["projection_dtype"] == "policy"
+    with pytest.raises(ValueError, match="`projection_dtype` must be one of"):
+        settings.ModelConfig(projection_dtype="half")

@@ -24,8 +24,10 @@ PROG = "keras-seq2seq-attention"
 COMMANDS = ("train", "translate", "evaluate", "export", "serve", "align")
 # The `Seq2Seq` arguments the command line does not expose: the vocabulary
 # sizes come from the tokenizers, token ids are not known to a user.
+# (`projection_dtype` matters under a mixed policy only, which the
+# command line does not set.)
 _HIDDEN_SEQ2SEQ = ("source_vocab_size", "target_vocab_size",
-                   "unattended_source_ids")
+                   "unattended_source_ids", "projection_dtype")
 # Prefix of the destinations of the `Seq2Seq` flags in the namespace.
 SEQ2SEQ_DEST = "seq2seq__"
 # Prefix of the destinations of `Translator.from_texts` flags.
@@ -91,7 +93,6 @@ def _choices() -> Dict[str, tuple]:
         "attention_keys": inputs,
         "attention_values": inputs,
         "alignment_head": getattr(seq2seq, "ALIGNMENT_HEADS", None),
-        "projection_dtype": getattr(seq2seq, "PROJECTION_DTYPES", None),
     }
     return {k: tuple(v) for k, v in found.items() if v}
 

@@ -140,14 +140,19 @@ class Seq2Seq(OutputTargets, ForwardPass, Generation, keras.Model):
         alignment_head: `"off"`, `"guided"` or `"lexical"` (`layers.py`).
             Defaults to `"off"`.
         projection_dtype: Where the vocabulary projection (the largest
-            matmul of a step) computes under a mixed policy: `"float32"`
-            (always float32), `"policy"` (the model's compute dtype,
-            bfloat16 under `mixed_bfloat16`), or `"auto"`: `"policy"`
-            under a bfloat16 policy (bfloat16 has float32's range; the
-            matmul accumulates in float32), `"float32"` under float16.
-            The `"logits"` output is float32 either way (the loss and the
-            softmax run in float32). Defaults to `"auto"`; a configuration
-            saved without it loads as `"float32"`.
+            matmul of a step) computes: `"float32"` (always float32),
+            `"policy"` (the model's compute dtype: bfloat16 under
+            `mixed_bfloat16`), or `"auto"`: `"policy"` under a bfloat16
+            policy (bfloat16 has float32's range), `"float32"` under
+            any other. In bfloat16 the matmul reads the hidden states and
+            the kernel in bfloat16, accumulates in float32 and rounds its
+            result to bfloat16 (logits with bfloat16's 8 bits of
+            precision); the `"logits"` output is cast to float32 either
+            way, and the softmax and the loss run in float32. Under a
+            mixed policy the kernel is stored in float32, under plain
+            `"bfloat16"` in bfloat16. Defaults to `"auto"`; a
+            configuration saved without it loads as `"float32"`, what
+            those models did.
         **kwargs: `keras.Model` arguments: `name`, `trainable`, `dtype`
             (a dtype policy, e.g. `"mixed_bfloat16"`).
 

@@ -44,6 +44,10 @@ CELLS = _arguments.CELLS
 ATTENTION_KEYS = _arguments.ATTENTION_INPUTS
 # The second attention `align` reads (`ModelConfig.alignment_head`).
 ALIGNMENT_HEADS = _arguments.ALIGNMENT_HEADS
+PROJECTION_DTYPES = _arguments.PROJECTION_DTYPES
+# The values of `ModelConfig` fields added since the first runs, for a
+# run.json written without them: what those runs' models did.
+LEGACY_MODEL_VALUES = {"projection_dtype": "float32"}
 GUIDED_ALIGNMENT_TYPES = ("ce", "mse")
 # `TrainConfig.mixed_precision`, `jit_compile` and `strategy`
 # (`acceleration.py`, `distribute.py`).
@@ -213,6 +217,14 @@ class ModelConfig:
         "(the predicted word from single source words, docs/alignment.md)",
         choices=ALIGNMENT_HEADS,
     )
+    projection_dtype: str = model_option(
+        "projection_dtype",
+        "where the vocabulary projection computes under a mixed "
+        "--mixed-precision policy: auto (bfloat16 under bfloat16, float32 "
+        "under float16), float32, or policy (the policy's compute dtype); "
+        "the logits are float32 either way",
+        choices=PROJECTION_DTYPES,
+    )
 
     def __post_init__(self) -> None:
         # run.json of the first runs with a head held a bool.
@@ -243,7 +255,7 @@ class ModelConfig:
 
     @classmethod
     def from_json(cls, text: str) -> "ModelConfig":
-        return cls(**json.loads(text))
+        return cls(**{**LEGACY_MODEL_VALUES, **json.loads(text)})
 
 
 @dataclasses.dataclass
@@ -347,6 +359,8 @@ def from_dicts(
     out = []
     for name, cls in sections:
         values = dict(config[name])
+        if cls is ModelConfig:
+            values = {**LEGACY_MODEL_VALUES, **values}
         for field in dataclasses.fields(cls):
             if isinstance(values.get(field.name), list):
                 values[field.name] = tuple(values[field.name])

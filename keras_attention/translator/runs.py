@@ -17,6 +17,7 @@ import os
 import keras
 
 from keras_attention.training import run_dir as run_dir_lib
+from keras_attention.training.settings import LEGACY_MODEL_VALUES
 from keras_attention.seq2seq.seq2seq import Seq2Seq
 from keras_attention.tokenizers import WordPieceTokenizer
 
@@ -44,12 +45,14 @@ def model_arguments(section: dict) -> dict:
     """`Seq2Seq`'s arguments from run.json's `"model"` section: settings
     that are not `Seq2Seq` arguments (a recipe's own) are left out, and a
     bool `alignment_head` (the first runs with a head) is read as
-    `"guided"`/`"off"`."""
+    `"guided"`/`"off"`; an argument added since (`projection_dtype`)
+    takes the value those runs' models had."""
     names = set(inspect.signature(Seq2Seq.__init__).parameters) - {
         "self",
         "kwargs",
     }
     arguments = {k: v for k, v in section.items() if k in names}
+    arguments = {**LEGACY_MODEL_VALUES, **arguments}
     if isinstance(arguments.get("alignment_head"), bool):
         arguments["alignment_head"] = (
             "guided" if arguments["alignment_head"] else "off"
