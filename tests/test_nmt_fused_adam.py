@@ -161,91 +161,71 @@ def test_inside_a_loss_scale_optimizer():
         np.testing.assert_allclose(g.numpy(), w.numpy(), rtol=1e-5, atol=2e-6)
 
 
-def _distributed_step(strategy, optimizer, variable):
-    @tf.function
-    def step():
-        def replica_step():
-            gradient = tf.constant([1.0, -2.0, 0.5])
-            optimizer.apply_gradients([(gradient, variable)])
-
-        strategy.run(replica_step)
-
-    return step
-
-
-def test_mirrored_strategy_updates_every_replica():
+def _mirrored_strategy():
     # Two replicas where the process has two logical CPUs (as
     # test_distribute configures), else one.
     devices = tf.config.list_logical_devices("CPU")
-    strategy = tf.distribute.MirroredStrategy(
+    return tf.distribute.MirroredStrategy(
         [d.name for d in devices[:2]] if len(devices) > 1 else None
     )
-    results = []
-    for make in (FusedAdam, keras.optimizers.Adam):
-        with strategy.scope():
-            variable = keras.Variable(np.ones((3,), "float32"))
-            optimizer = make(0.1)
-            optimizer.build([variable])
 
-        step = _distributed_step(strategy, optimizer, variable)
-        for _ in range(3):
-            step()
-        values = [
-            np.asarray(v) for v in strategy.experimental_local_results(
-                variable.value
-            )
-        ]
-        results.append(values)
+
+def _replica_values(strategy, make, start, gradient, steps=3):
+    """Every replica's copy of a variable that starts at `start` after
+    `steps` replica steps of optimizer `make(0.1)` applying `gradient()`
+    (called inside the replica step)."""
+    with strategy.scope():
+        variable = keras.Variable(start)
+        optimizer = make(0.1)
+        optimizer.build([variable])
+
+    @tf.function
+    def step():
+        def replica_step():
+            optimizer.apply_gradients([(gradient(), variable)])
+
+        strategy.run(replica_step)
+
+    for _ in range(steps):
+        step()
+    return [
+        np.asarray(v)
+        for v in strategy.experimental_local_results(variable.value)
+    ]
+
+
+def test_mirrored_strategy_updates_every_replica():
+    strategy = _mirrored_strategy()
+    results = [
+        _replica_values(strategy, make, np.ones((3,), "float32"),
+                        lambda: tf.constant([1.0, -2.0, 0.5]))
+        for make in (FusedAdam, keras.optimizers.Adam)
+    ]
     for got, want in zip(*results):
         np.testing.assert_allclose(got, want, rtol=1e-5, atol=2e-6)
     assert not np.allclose(results[0][0], 1.0)
 
 
-def _sparse_distributed_step(strategy, optimizer, variable, dense):
-    """A replica step applying an embedding's gradient (row 1 twice), or
-    its dense form."""
-    @tf.function
-    def step():
-        def replica_step():
-            gradient = tf.IndexedSlices(
-                tf.constant([[1.0, -2.0, 0.5], [0.3, 0.1, -1.0],
-                             [2.0, 0.0, 1.0]]),
-                tf.constant([1, 4, 1]), tf.constant([6, 3]),
-            )
-            if dense:
-                gradient = tf.convert_to_tensor(gradient)
-            optimizer.apply_gradients([(gradient, variable)])
-
-        strategy.run(replica_step)
-
-    return step
+def _embedding_gradient(dense=False):
+    """An embedding's gradient (row 1 twice), or its dense form."""
+    gradient = tf.IndexedSlices(
+        tf.constant([[1.0, -2.0, 0.5], [0.3, 0.1, -1.0], [2.0, 0.0, 1.0]]),
+        tf.constant([1, 4, 1]), tf.constant([6, 3]),
+    )
+    return tf.convert_to_tensor(gradient) if dense else gradient
 
 
 def test_mirrored_strategy_sparse_gradient_is_its_dense_form():
-    devices = tf.config.list_logical_devices("CPU")
-    strategy = tf.distribute.MirroredStrategy(
-        [d.name for d in devices[:2]] if len(devices) > 1 else None
-    )
-    results = []
-    for make, dense in ((FusedAdam, False), (keras.optimizers.Adam, True)):
-        with strategy.scope():
-            variable = keras.Variable(_variables()[0].numpy())
-            optimizer = make(0.1)
-            optimizer.build([variable])
-
-        step = _sparse_distributed_step(strategy, optimizer, variable, dense)
-        for _ in range(3):
-            step()
-        results.append([
-            np.asarray(v) for v in strategy.experimental_local_results(
-                variable.value
-            )
-        ])
+    strategy = _mirrored_strategy()
+    start = _variables()[0].numpy()
+    results = [
+        _replica_values(strategy, make, start,
+                        lambda dense=dense: _embedding_gradient(dense))
+        for make, dense in ((FusedAdam, False), (keras.optimizers.Adam, True))
+    ]
     for got, want in zip(*results):
         np.testing.assert_allclose(got, want, rtol=1e-5, atol=2e-6)
     # Every replica holds the same values; rows 1 and 4 moved.
     for replica in results[0][1:]:
         np.testing.assert_array_equal(replica, results[0][0])
-    start = _variables()[0].numpy()
     assert not np.allclose(results[0][0][[1, 4]], start[[1, 4]])
-
