@@ -28,6 +28,9 @@ CELLS = ("lstm", "gru")
 ATTENTION_INPUTS = ("encoder", "embedding")
 ALIGNMENT_HEADS = ("off", "guided", "lexical")
 PROJECTION_DTYPES = ("auto", "float32", "policy")
+# The values of arguments added since the first saved models, for a
+# configuration written without them: what those models did.
+LEGACY_ARGUMENTS = {"projection_dtype": "float32"}
 
 # Vocabulary sizes hold at least the reserved tokens (ids 0 to 3).
 _MIN_VOCAB_SIZE = len(RESERVED_TOKENS)

@@ -363,10 +363,7 @@ class Seq2Seq(OutputTargets, ForwardPass, Generation, keras.Model):
 
     @classmethod
     def from_config(cls, config: dict) -> Any:
-        # Models saved before `projection_dtype` projected in float32.
-        config = dict(config)
-        config.setdefault("projection_dtype", "float32")
-        return cls(**config)
+        return cls(**{**arguments_lib.LEGACY_ARGUMENTS, **config})
 
 
 # The constructor's arguments, in order (`get_config`), and their defaults:

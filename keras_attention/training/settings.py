@@ -47,7 +47,7 @@ ALIGNMENT_HEADS = _arguments.ALIGNMENT_HEADS
 PROJECTION_DTYPES = _arguments.PROJECTION_DTYPES
 # The values of `ModelConfig` fields added since the first runs, for a
 # run.json written without them: what those runs' models did.
-LEGACY_MODEL_VALUES = {"projection_dtype": "float32"}
+LEGACY_MODEL_VALUES = _arguments.LEGACY_ARGUMENTS
 GUIDED_ALIGNMENT_TYPES = ("ce", "mse")
 # `TrainConfig.mixed_precision`, `jit_compile` and `strategy`
 # (`acceleration.py`, `distribute.py`).
