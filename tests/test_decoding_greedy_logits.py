@@ -120,10 +120,11 @@ def _log_softmax(x):
     return x - np.log(np.exp(x).sum(axis=-1, keepdims=True))
 
 
-def _allowed(vocab_size, forbidden):
-    mask = np.ones((1, vocab_size), bool)
-    mask[0, list(forbidden)] = False
-    return ops.convert_to_tensor(mask)
+def _penalty(vocab_size, forbidden):
+    """The row `run_loop` gives `best_allowed`: 0, `-inf` where forbidden."""
+    row = np.zeros((1, vocab_size), "float32")
+    row[0, list(forbidden)] = -np.inf
+    return ops.convert_to_tensor(row)
 
 
 def test_best_allowed_against_numpy():
@@ -132,9 +133,11 @@ def test_best_allowed_against_numpy():
     logits[1, 7] = 40.0          # forbidden, and far the best
     logits[2] += 1e6             # large: the score keeps its precision
     logits[3, :] = -50.0         # ties: the first allowed token
+    logits[4, 0] = 150.0         # forbidden, the allowed ones ~ -150: exact
     forbidden = (0, 7)
     tokens, scores = best_allowed(
-        ops.convert_to_tensor(logits), _allowed(50, forbidden), None, 1)
+        ops.convert_to_tensor(logits), _penalty(50, forbidden), None, 1,
+        forbidden)
     tokens, scores = ops.convert_to_numpy(tokens), ops.convert_to_numpy(scores)
     reference = _log_softmax(logits.astype("float64"))
     masked = reference.copy()
@@ -142,6 +145,7 @@ def test_best_allowed_against_numpy():
     expected = masked.argmax(axis=1)
     np.testing.assert_array_equal(tokens, expected)
     assert tokens[1] != 7 and tokens[3] == 1
+    assert scores[4] < -110.0  # exp() of it underflows float32
     np.testing.assert_allclose(
         scores, reference[np.arange(6), expected], rtol=1e-5, atol=1e-5
     )
@@ -159,12 +163,21 @@ def test_best_allowed_forces_the_prefix_and_guards_bad_rows():
     inside = ops.convert_to_tensor(
         np.array([True, False, False, True, False]))
     tokens, scores = best_allowed(
-        ops.convert_to_tensor(logits), _allowed(4, (0,)), (forced, inside), 1)
+        ops.convert_to_tensor(logits), _penalty(4, (0,)), (forced, inside), 1,
+        (0,))
     tokens, scores = ops.convert_to_numpy(tokens), ops.convert_to_numpy(scores)
     np.testing.assert_array_equal(tokens, [2, 1, 1, 3, 1])
     np.testing.assert_allclose(
         scores[0], _log_softmax(logits[0].astype("float64"))[2], rtol=1e-6)
     np.testing.assert_array_equal(scores[1:], [NEG_INF] * 4)
+
+
+def test_best_allowed_needs_the_penalty_and_the_ids_together():
+    logits = ops.zeros((2, 5))
+    with pytest.raises(ValueError, match="penalty.*forbidden"):
+        best_allowed(logits, _penalty(5, (0,)), None, 1)
+    with pytest.raises(ValueError, match="penalty.*forbidden"):
+        best_allowed(logits, None, None, 1, (0,))
 
 
 @pytest.mark.parametrize("from_logits", ["yes", 1, None])

@@ -77,10 +77,13 @@ def _decoders():
         # From logits: `best_allowed` on the picked token only.
         "greedy, from logits": (
             ka.greedy_decode, {"from_logits": True}, 34),
+        # 42 on 2026-12-05: the largest logit and probability read at
+        # the forbidden columns (two gathers, two small maxima) instead of
+        # two maxima over the vocabulary.
         "greedy, from logits, forbidden, prefix": (
             ka.greedy_decode,
             {"from_logits": True, "forbidden_tokens": (0, START),
-             "prefix": prefix}, 41),
+             "prefix": prefix}, 45),
         "beam": (ka.beam_search_decode, {"beam_width": 3}, 53),
         "beam, coverage, forbidden, prefix, tfa": (
             ka.beam_search_decode,
@@ -136,20 +139,26 @@ def test_the_count_sees_per_call_work_in_the_body():
 
 def test_greedy_from_logits_normalizes_the_picked_token_only():
     """`greedy_decode(from_logits=True)` reads the `(rows, vocab)` scores
-    with one `TopKV2` (after the forbidden tokens' mask) and one `Softmax`
-    and its two maxima; no `LogSoftmax` runs over them, as it would in
-    the step (`checked_step`) on the general path."""
+    with one `ArgMax` (after the forbidden tokens' mask, one addition) and
+    one `Softmax`; the largest logit and probability are read at the
+    picked and the forbidden tokens (a `Max` over those few columns each),
+    not over the vocabulary. No `LogSoftmax` runs over them, as it would
+    in the step (`checked_step`) on the general path."""
     step, state = _model()
     prefix = tf.constant([[5, 6], [7, -1], [-1, -1]])
 
-    def decode(from_logits):
+    def decode(from_logits, forbidden=(0, START)):
         return lambda: ka.greedy_decode(
             step, tf.fill([BATCH], START), state, END, 5,
-            forbidden_tokens=(0, START), prefix=prefix,
+            forbidden_tokens=forbidden, prefix=prefix,
             from_logits=from_logits)["tokens"]
 
     fast = _body_ops(decode(True))
-    assert "LogSoftmax" not in fast, sorted(fast.items())
-    assert (fast["TopKV2"], fast["Softmax"], fast["Max"]) == (1, 1, 2), (
+    assert "LogSoftmax" not in fast and "TopKV2" not in fast, sorted(
+        fast.items())
+    assert (fast["ArgMax"], fast["Softmax"], fast["Max"]) == (1, 1, 2), (
         sorted(fast.items()))
+    plain = _body_ops(decode(True, forbidden=()))
+    assert (plain["ArgMax"], plain["Softmax"]) == (1, 1), sorted(plain.items())
+    assert "Max" not in plain, sorted(plain.items())
     assert "Softmax" not in _body_ops(decode(False))

@@ -6,11 +6,13 @@ from typing import Sequence
 from typing import Tuple
 
 import keras
+import numpy as np
 from keras import ops
 
 from keras_attention.decoding import args
 from keras_attention.decoding import core
 from keras_attention.decoding.args import NEG_INF
+from keras_attention.decoding.state import gather
 from keras_attention.decoding.state import take_per_row
 from keras_attention.typing import IntOrTensor
 from keras_attention.typing import NestedTensor
@@ -21,58 +23,100 @@ from keras_attention.typing import Tensor
 def best_tokens(log_probs: Tensor) -> Tuple[Tensor, Tensor]:
     """The argmax of every row (the first on ties) and its value.
 
-    On TensorFlow by a top-1 (`TopKV2`: one pass over the vocabulary that
-    also gives the value), not `keras.ops.argmax`, whose TensorFlow
-    version first rewrites every `-0.0` (four more passes over the
-    `(rows, vocab_size)` matrix at every step).
+    On TensorFlow a plain `ArgMax` and a batched gather of the values, not
+    `keras.ops.argmax`, whose TensorFlow version first rewrites every
+    `-0.0` (four more passes over the `(rows, vocab_size)` matrix at every
+    step), nor a top-1 `TopKV2`, a slower pass than `ArgMax` at these
+    widths (`benchmarks/results/2026-12-05-greedy-pick.md`).
     """
     if keras.backend.backend() == "tensorflow":
-        values, tokens = ops.top_k(log_probs, 1)
-        return ops.cast(tokens[:, 0], "int32"), values[:, 0]
-    tokens = ops.cast(ops.argmax(log_probs, axis=-1), "int32")
-    values = ops.take_along_axis(log_probs, ops.expand_dims(tokens, 1), 1)
-    return tokens, values[:, 0]
+        import tensorflow as tf
+
+        tokens = tf.argmax(log_probs, axis=-1, output_type=tf.int32)
+    else:
+        tokens = ops.cast(ops.argmax(log_probs, axis=-1), "int32")
+    return tokens, take_per_row(log_probs, tokens)
+
+
+def _maxima(
+    logits: Tensor,
+    probs: Tensor,
+    penalty: Optional[Tensor],
+    forbidden: Tuple[int, ...],
+) -> Tuple[Tensor, Tensor, Tensor, Tensor]:
+    """`(best, top, largest, most_probable)` of every row: the best allowed
+    token and its logit, the largest logit and the largest probability,
+    with no pass over the vocabulary besides the pick's.
+
+    The largest logit is the best allowed token's or a forbidden one's,
+    and so is the largest probability: they are read from the forbidden
+    columns and the picked token, not from maxima over the vocabulary.
+    """
+    masked = logits if penalty is None else logits + penalty
+    best, top = best_tokens(masked)
+    largest, most_probable = top, take_per_row(probs, best)
+    if forbidden:
+        ids = ops.convert_to_tensor(np.array(forbidden, dtype="int32"))
+        largest = ops.maximum(
+            largest, ops.max(gather(logits, ids, axis=1), axis=1)
+        )
+        most_probable = ops.maximum(
+            most_probable, ops.max(gather(probs, ids, axis=1), axis=1)
+        )
+    return best, top, largest, most_probable
 
 
 def best_allowed(
     logits: Tensor,
-    allowed: Optional[Tensor] = None,
+    penalty: Optional[Tensor] = None,
     prefix: Optional[Tuple[Tensor, Tensor]] = None,
     first_allowed: int = 0,
+    forbidden: Tuple[int, ...] = (),
 ) -> Tuple[Tensor, Tensor]:
     """Greedy decoding's pick from raw scores, without a vocabulary-wide
     `log_softmax` or NaN guard: `(tokens, log_probs)`, `(rows,)` each.
 
-    The token is the best one of `logits` `(rows, vocab_size)` that
-    `allowed` (bool `(1, vocab_size)`, or `None`: every token) lets
-    through, the forced one of a row inside its `prefix` (`(forced,
-    inside)`); its log-probability is `log_softmax(logits)` at the token,
-    computed as `(logits[token] - max) + log(max(softmax(logits)))` (a
-    softmax is one vectorized pass on every backend, where TensorFlow's
-    `LogSoftmax` is not, and the largest probability is at least
-    `1 / vocab_size`: its logarithm is exact to float32 rounding).
+    The token is the best one of `logits` `(rows, vocab_size)` that is not
+    forbidden (`penalty`: float32 `(1, vocab_size)`, 0 at the allowed
+    tokens and `-inf` at the `forbidden` ids, a tuple of distinct Python
+    ints; or `None` and `()`: every token), the forced one of a row inside
+    its `prefix` (`(forced, inside)`).
+
+    Its log-probability is `log_softmax(logits)` at the token, from one
+    softmax (one vectorized pass on every backend, where TensorFlow's
+    `LogSoftmax` is not) and no other pass over the vocabulary: with `m`
+    the largest logit and `p` the largest probability, `(logit - m) +
+    log(p)`, `m` and `p` read at the picked and the forbidden tokens
+    (`_maxima`). `p` is at least `1 / vocab_size`, so its logarithm is
+    exact to float32 rounding, and `(logit - m)` first keeps the precision
+    where the logits are large.
 
     These are the token and log-probability of the decoders' general path
     (`log_softmax` over the vocabulary, NaN and values below `NEG_INF`
     counted as `NEG_INF`, the forbidden tokens below them, the first
     maximum): a row whose picked log-probability is NaN or at most
-    `NEG_INF` (a NaN or infinite score in the row, or every allowed token
-    that improbable) gets `NEG_INF` and, outside its prefix,
-    `first_allowed`, the first token that is not forbidden.
+    `NEG_INF` (a NaN or infinite score in the row, whose softmax is then
+    NaN throughout, or every allowed token that improbable) gets `NEG_INF`
+    and, outside its prefix, `first_allowed`, the first token that is not
+    forbidden.
     """
-    masked = logits
-    if allowed is not None:
-        masked = ops.where(allowed, logits, float("-inf"))
-    tokens, chosen = best_tokens(masked)
+    if (penalty is None) != (not forbidden):
+        raise ValueError(
+            "`penalty` and `forbidden` must describe the same tokens: the "
+            "row that masks them and their ids, or neither. Received: "
+            f"penalty={penalty!r:.60}, forbidden={forbidden}"
+        )
+    probs = ops.softmax(logits, axis=-1)
+    best, top, largest, most_probable = _maxima(
+        logits, probs, penalty, forbidden
+    )
+    tokens, chosen = best, top
     if prefix is not None:
         forced, inside = prefix
-        tokens = ops.where(inside, forced, tokens)
+        tokens = ops.where(inside, forced, best)
         chosen = take_per_row(logits, tokens)
-    probs = ops.softmax(logits, axis=-1)
     # (logit - max) first: exact where the logits are large.
-    log_probs = (chosen - ops.max(logits, axis=-1)) + ops.log(
-        ops.max(probs, axis=-1)
-    )
+    log_probs = (chosen - largest) + ops.log(most_probable)
     good = log_probs > NEG_INF
     keep = good if prefix is None else ops.logical_or(good, inside)
     return (
@@ -92,6 +136,7 @@ def greedy_choose(
     rows are raw scores, and the pick is `best_allowed`'s."""
     first = None
     if forbidden is not None:
+        forbidden = tuple(sorted(set(forbidden)))
         first = next(
             i for i in range(len(forbidden) + 1) if i not in forbidden
         )
@@ -105,12 +150,14 @@ def greedy_choose(
         at_limit: Tensor,
         ex: dict,
         prefix: Optional[Tuple[Tensor, Tensor]] = None,
-        allowed: Optional[Tensor] = None,
+        penalty: Optional[Tensor] = None,
     ) -> Tuple[Tensor, None, dict]:
         if first is None:
             tokens, chosen = best_tokens(log_probs)
         else:
-            tokens, chosen = best_allowed(log_probs, allowed, prefix, first)
+            tokens, chosen = best_allowed(
+                log_probs, penalty, prefix, first, forbidden
+            )
         pad = ops.cast(pad_token, "int32")
         tokens = ops.where(finished, pad, tokens)
         chosen = ops.where(finished, 0.0, chosen)
