@@ -13,6 +13,7 @@ from keras_attention.checks import check_positive_int
 from keras_attention.decoding import args
 from keras_attention.decoding import core
 from keras_attention.decoding import penalties
+from keras_attention.decoding import selection
 from keras_attention.decoding.state import gather
 from keras_attention.decoding.state import take_rows
 from keras_attention.typing import IntOrTensor
@@ -81,10 +82,9 @@ def _beam_choose(
             scores = scores + ops.where(
                 complete, ops.expand_dims(penalty, 1), 0.0
             )
-        best_scores, best = ops.top_k(
-            ops.reshape(scores, (-1, const["row_width"])), k, sorted=True
-        )
-        best = ops.cast(best, "int32")  # (batch_size, k)
+        best_scores, best = selection.top_k(
+            ops.reshape(scores, (-1, const["row_width"])), k
+        )  # (batch_size, k)
         rows = ops.reshape(best // vocab_size + const["first_row"], (-1,))
         # The cumulative log-prob of each kept extension, by its index in
         # the flattened `total`.
