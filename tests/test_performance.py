@@ -421,3 +421,28 @@ def test_decode_peers_runs_with_one_inter_op_thread(tmp_path):
     for row in result["rows"]:
         assert set(row["sentences_per_s"]) == {"ours", "xla"}
         assert all(v > 0 for v in row["sentences_per_s"].values())
+
+
+def test_vocab_ops_table_on_tiny_shapes(capsys):
+    """`benchmarks.vocab_ops` times every op at every row count, and the
+    beam rows only where the rows make whole sentences."""
+    pytest.importorskip("tensorflow")
+    if keras.backend.backend() != "tensorflow":
+        pytest.skip("TensorFlow ops")
+    from benchmarks import vocab_ops
+
+    assert vocab_ops.main(["--rows", "3", "6", "--vocab", "40",
+                           "--beam-width", "3", "--repeats", "1"]) == 0
+    table = capsys.readouterr().out
+    cells = [[c.strip() for c in line.strip("| ").split(" | ")]
+             for line in table.splitlines() if line.startswith("| ")]
+    rows = {c[0]: c[1:] for c in cells}
+    assert rows["op over (rows, vocab)"] == ["rows 3, us", "rows 6, us"]
+    for name in ("ArgMax", "Softmax", "beam top-3, selection.top_k (chunked)"):
+        assert all(float(v) > 0 for v in rows[name]), rows[name]
+    assert vocab_ops.main(["--rows", "4", "--vocab", "40", "--beam-width",
+                           "3", "--repeats", "1"]) == 0
+    assert "| beam top-3, selection.top_k (chunked) | - |" in (
+        capsys.readouterr().out)
+    with pytest.raises(SystemExit):
+        vocab_ops.main(["--beam-width", "0"])

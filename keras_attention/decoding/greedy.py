@@ -27,7 +27,7 @@ def best_tokens(log_probs: Tensor) -> Tuple[Tensor, Tensor]:
     `keras.ops.argmax`, whose TensorFlow version first rewrites every
     `-0.0` (four more passes over the `(rows, vocab_size)` matrix at every
     step), nor a top-1 `TopKV2`, a slower pass than `ArgMax` at these
-    widths (`benchmarks/results/2026-12-05-greedy-pick.md`).
+    widths (`python -m benchmarks.vocab_ops`).
     """
     if keras.backend.backend() == "tensorflow":
         import tensorflow as tf

@@ -4,7 +4,8 @@ Beam search keeps, at every step, the `k` best of `beam_width *
 vocab_size` extensions of each sentence: a top-k over rows of tens of
 thousands of scores. TensorFlow's CPU `TopKV2` pushes every element
 through a heap (about 1.3 ns an element on 2 Xeon cores for `k = 5`,
-against 0.1 ns for a vectorized maximum), so on TensorFlow `top_k` first
+against 0.1 ns for a vectorized maximum: `python -m
+benchmarks.vocab_ops`), so on TensorFlow `top_k` first
 narrows each row down to the chunks that can hold its `k` best (see
 `top_k`); elsewhere it is `keras.ops.top_k`.
 """
