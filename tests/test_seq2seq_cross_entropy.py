@@ -86,6 +86,25 @@ def test_one_dominant_logit_and_equal_logits():
     np.testing.assert_allclose(wrong, [1e4, np.log(3.0)], rtol=1e-6)
 
 
+def test_both_ways_to_the_loss_agree_with_numpy():
+    """A batch whose label probabilities are all normal floats takes
+    `-log(softmax[label])`; one where a label's underflows (a loss of
+    about 200 nats) takes the log-sum-exp for every row. Both give the
+    float64 reference, and the same values for the rows they share."""
+    rng = np.random.default_rng(7)
+    logits = (rng.normal(size=(3, 50)) * 4).astype("float32")
+    labels = np.array([4, 17, 30], "int32")
+    common = to_np(sparse_cross_entropy(labels, logits))
+    far = logits.copy()
+    far[2, 30] = far[2].max() - 200.0   # p[label] ~ exp(-200): underflows
+    mixed = to_np(sparse_cross_entropy(labels, far))
+    for value, x in ((common, logits), (mixed, far)):
+        expected, _ = _reference(labels, x)
+        np.testing.assert_allclose(value, expected, rtol=1e-5, atol=1e-5)
+    assert mixed[2] > 190.0
+    np.testing.assert_allclose(mixed[:2], common[:2], rtol=1e-6, atol=1e-6)
+
+
 def test_masked_loss_gives_padding_no_gradient_whatever_its_logits():
     rng = np.random.default_rng(2)
     labels = np.array([[5, 3, 0, 0], [1, 0, 0, 0]], "int32")
