@@ -46,7 +46,7 @@ def _maxima(
 ) -> Tuple[Tensor, Tensor, Tensor, Tensor]:
     """`(best, top, largest, most_probable)` of every row: the best allowed
     token and its logit, the largest logit and the largest probability,
-    with no pass over the vocabulary besides the pick's.
+    with no pass over the vocabulary besides the mask's and the pick's.
 
     The largest logit is the best allowed token's or a forbidden one's,
     and so is the largest probability: they are read from the forbidden
