@@ -618,6 +618,12 @@ TENSORFLOW_ALLOWED = {
     # Greedy decoding's per-row pick: one batched `GatherV2` on TensorFlow,
     # not `ops.take_along_axis`'s dozen ops at every step.
     ("state.py", "take_per_row"),
+    # Greedy decoding's pick: a plain `ArgMax`, not `ops.argmax`'s four
+    # passes that rewrite `-0.0` at every step.
+    ("greedy.py", "best_tokens"),
+    # Beam search's chunked top-k, an exact shortcut of `TopKV2` on wide
+    # rows (elsewhere `ops.top_k`).
+    ("selection.py", "top_k"),
 }
 # The parts of the package that their docstrings say need TensorFlow: the
 # tf.data pipeline, the SavedModel serving, the text ops of tokenizers, the
