@@ -82,7 +82,7 @@ def test_the_chunked_path_is_taken_on_wide_rows(monkeypatch):
     np.testing.assert_array_equal(values.numpy(), want_values)
 
 
-def test_ties_across_chunks_go_to_the_lower_index():
+def test_ties_across_chunks_go_to_the_lower_index(chunked_everywhere):
     """The `k`-th value tied in a chunk with a smaller maximum, at a lower
     index, and in one with a larger maximum, at a higher index: the lower
     index wins, as in `TopKV2`."""
@@ -90,12 +90,7 @@ def test_ties_across_chunks_go_to_the_lower_index():
     assert selection.chunk_size(64, 3) == 4
     x[0, 1], x[0, 2] = 1.0, 0.5     # chunk 0: maximum 1.0
     x[0, 40], x[0, 41] = 2.0, 0.5   # a later chunk: maximum 2.0
-    original = selection.MIN_CHUNKED_WIDTH
-    selection.MIN_CHUNKED_WIDTH = 1
-    try:
-        _, indices = selection.top_k(tf.constant(x), 3)
-    finally:
-        selection.MIN_CHUNKED_WIDTH = original
+    _, indices = selection.top_k(tf.constant(x), 3)
     assert indices.numpy().tolist() == [[40, 1, 2]]
 
 

@@ -78,8 +78,7 @@ def best_allowed(
 
     The token is the best one of `logits` `(rows, vocab_size)` that is not
     forbidden (`penalty`: float32 `(1, vocab_size)`, 0 at the allowed
-    tokens and `-inf` at the `forbidden` ids, a tuple of distinct Python
-    ints; or `None` and `()`: every token), the forced one of a row inside
+    tokens and `-inf` at the `forbidden` ids, a tuple of Python ints; or `None` and `()`: every token), the forced one of a row inside
     its `prefix` (`(forced, inside)`).
 
     Its log-probability is `log_softmax(logits)` at the token, from one
@@ -136,7 +135,6 @@ def greedy_choose(
     rows are raw scores, and the pick is `best_allowed`'s."""
     first = None
     if forbidden is not None:
-        forbidden = tuple(sorted(set(forbidden)))
         first = next(
             i for i in range(len(forbidden) + 1) if i not in forbidden
         )

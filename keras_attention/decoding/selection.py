@@ -11,6 +11,8 @@ narrows each row down to the chunks that can hold its `k` best (see
 """
 
 import math
+from typing import Any
+from typing import Optional
 from typing import Tuple
 
 import keras
@@ -36,6 +38,25 @@ def chunk_size(width: int, k: int) -> int:
     return min(divisors, key=lambda c: abs(c - size)) if divisors else size
 
 
+def _chunking(x: Tensor, k: Any) -> Optional[Tuple[int, int, int]]:
+    """`(width, size, chunks)` of the chunked search of `top_k`, or `None`
+    where it does not apply: another backend, a tensor `k`, a dynamic or
+    narrow width, or fewer chunks than `k`. Decided in Python, from static
+    values only (never a comparison of tensors inside a traced function).
+    """
+    width = x.shape[-1]
+    if (
+        keras.backend.backend() != "tensorflow"
+        or not isinstance(k, int)
+        or not isinstance(width, int)
+        or width < MIN_CHUNKED_WIDTH
+    ):
+        return None
+    size = chunk_size(width, k)
+    chunks = -(-width // size)
+    return None if chunks < k else (width, size, chunks)
+
+
 def top_k(x: Tensor, k: int) -> Tuple[Tensor, Tensor]:
     """`keras.ops.top_k(x, k, sorted=True)` of a `(rows, width)` tensor
     without NaN: the `k` largest values of every row, largest first,
@@ -50,22 +71,13 @@ def top_k(x: Tensor, k: int) -> Tuple[Tensor, Tensor]:
     size does not divide are padded with `-inf` after their last element
     (behind every real one, ties included).
     """
-    width = x.shape[-1]
-    if (
-        keras.backend.backend() != "tensorflow"
-        or not isinstance(k, int)
-        or not isinstance(width, int)
-        or width < MIN_CHUNKED_WIDTH
-    ):
+    plan = _chunking(x, k)
+    if plan is None:
         values, indices = ops.top_k(x, k, sorted=True)
         return values, ops.cast(indices, "int32")
     import tensorflow as tf
 
-    size = chunk_size(width, k)
-    chunks = -(-width // size)
-    if chunks < k:
-        values, indices = tf.math.top_k(x, k)
-        return values, indices
+    width, size, chunks = plan
     if chunks * size != width:
         x = tf.pad(
             x, [[0, 0], [0, chunks * size - width]],
